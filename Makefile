@@ -1,0 +1,90 @@
+# gpuops.dlserver — the README's commands live here.
+#
+#   make lab        set up what is missing, start the lab, run playbooks/site.yml, print a summary
+#   make lab-down   remove the lab nodes (images stay cached)
+#   make test       every test: yamllint, ansible-lint, ansible-test sanity, unit tests, molecule
+#
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= $(CURDIR)/.venv
+BIN := $(VENV)/bin
+COLLECTIONS := $(CURDIR)/.cache/collections
+LINK := $(COLLECTIONS)/ansible_collections/gpuops/dlserver
+LAB := $(PYTHON) lab/lab.py
+SCENARIOS ?= $(sort $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
+
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+export PATH := $(BIN):$(PATH)
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help setup lab lab-down lab-status test lint yamllint ansible-lint sanity unit molecule lab-images build
+
+help:
+	@sed -n '2,7p' Makefile | sed 's/^# \{0,1\}//'
+
+## setup: virtualenv with pinned requirements, and the collection linked where ansible looks
+setup: $(VENV)/.stamp $(LINK)
+
+$(VENV)/.stamp: requirements/controller.txt requirements/test.txt requirements/constraints.txt
+	@if ! $(PYTHON) -c 'import ensurepip, venv' 2>/dev/null; then \
+	  echo "setup: $(PYTHON) has no venv/ensurepip; installing Debian's python3-venv"; \
+	  [ "$$(id -u)" = 0 ] || { echo "setup: run as root or install python3-venv yourself" >&2; exit 2; }; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; \
+	fi
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -r requirements/test.txt -c requirements/constraints.txt
+	touch $@
+
+$(LINK):
+	mkdir -p $(dir $@)
+	ln -sfn $(CURDIR) $@
+
+## lab: converge the lab nodes with playbooks/site.yml; a second run changes nothing and says so
+lab: setup
+	$(LAB) up
+	ANSIBLE_CALLBACKS_ENABLED=gpuops.dlserver.fleet_summary \
+	  $(BIN)/ansible-playbook -i inventories/lab playbooks/site.yml $(ANSIBLE_ARGS)
+
+lab-down:
+	$(LAB) down
+
+lab-status:
+	$(LAB) status
+
+lab-images:
+	$(LAB) images
+
+## test: what .ci/run runs
+test: setup lint sanity unit molecule
+
+lint: yamllint ansible-lint
+
+yamllint: setup
+	$(BIN)/yamllint -s .
+
+ansible-lint: setup
+	$(BIN)/ansible-lint --profile production --offline
+
+sanity: setup
+	VENV=$(VENV) tests/sanity/run.sh
+
+unit: setup
+	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider
+
+molecule: setup
+	$(LAB) images
+	$(LAB) mirror
+	@failed=""; for s in $(SCENARIOS); do \
+	  echo "=== molecule scenario $$s"; \
+	  start=$$(date +%s); \
+	  if $(BIN)/molecule test -s $$s; then echo "=== $$s passed in $$(( $$(date +%s) - start )) s"; \
+	  else echo "=== $$s FAILED"; failed="$$failed $$s"; fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "molecule: failed scenarios:$$failed" >&2; exit 1; fi
+
+## build: the collection tarball
+build: setup
+	$(BIN)/ansible-galaxy collection build --force --output-path .cache/dist .

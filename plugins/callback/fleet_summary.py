@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: fleet_summary
+type: aggregate
+short_description: Per-host summary of what a gpuops.dlserver run converged, changed and skipped
+version_added: 0.1.0
+description:
+  - At the end of a playbook run, prints one block per host, after the usual recap, with
+    what each role of the collection did on that host (tasks run, tasks changed) and what
+    was skipped and why.
+  - Hosts that publish C(gpuops_summary) with M(ansible.builtin.set_stats) (C(per_host=true)),
+    as C(playbooks/site.yml) does, also show their GPUs, probe depth, topology and the
+    hardware plan's decisions with their reasons.
+  - The last line says whether anything changed, so a second run of a converged fleet says
+    so in one line.
+  - Enable it with C(callbacks_enabled = gpuops.dlserver.fleet_summary) in C(ansible.cfg) or
+    C(ANSIBLE_CALLBACKS_ENABLED).
+requirements:
+  - enable in configuration
+"""
+
+from ansible.plugins.callback import CallbackBase
+
+ROLE_PREFIX = "gpuops.dlserver."
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "gpuops.dlserver.fleet_summary"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super(CallbackModule, self).__init__()
+        # host -> role -> {"ok": n, "changed": n, "skipped": n, "failed": n}
+        self.roles = {}
+        self.order = []
+
+    # ------------------------------------------------------------------ events
+    @staticmethod
+    def _role_of(task):
+        role = getattr(task, "_role", None)
+        if role is None:
+            return "(playbook)"
+        name = role.get_name()
+        if name.startswith(ROLE_PREFIX):
+            name = name[len(ROLE_PREFIX):]
+        if name.startswith("_"):
+            # private helpers count towards the role that called them
+            parent = getattr(role, "_parents", None)
+            if parent:
+                return CallbackModule._role_name(parent[0]) or name
+        return name
+
+    @staticmethod
+    def _role_name(role):
+        name = role.get_name()
+        return name[len(ROLE_PREFIX):] if name.startswith(ROLE_PREFIX) else name
+
+    def _count(self, result, key):
+        host = result._host.get_name()
+        role = self._role_of(result._task)
+        if host not in self.roles:
+            self.roles[host] = {}
+            self.order.append(host)
+        counts = self.roles[host].setdefault(role, {"ok": 0, "changed": 0, "skipped": 0, "failed": 0})
+        counts[key] += 1
+        if key == "ok" and result._result.get("changed", False):
+            counts["changed"] += 1
+
+    def v2_runner_on_ok(self, result):
+        self._count(result, "ok")
+
+    def v2_runner_on_skipped(self, result):
+        self._count(result, "skipped")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._count(result, "failed")
+
+    def v2_runner_on_unreachable(self, result):
+        self._count(result, "failed")
+
+    # ------------------------------------------------------------------ report
+    def v2_playbook_on_stats(self, stats):
+        hosts = sorted(set(self.order) | set(stats.processed.keys()))
+        custom = getattr(stats, "custom", {}) or {}
+        self._display.banner("GPUOPS FLEET SUMMARY")
+        total_changed = 0
+        for host in hosts:
+            summary = stats.summarize(host)
+            total_changed += summary.get("changed", 0)
+            for line in self.host_lines(host, summary, self.roles.get(host, {}),
+                                        (custom.get(host) or {}).get("gpuops_summary")):
+                self._display.display(line)
+        if any(stats.summarize(h).get("failures") or stats.summarize(h).get("unreachable") for h in hosts):
+            self._display.display("Some hosts failed: see the errors above.")
+        elif total_changed == 0:
+            self._display.display("No changes on any host: the fleet was already converged.")
+        else:
+            self._display.display("%d change(s) made; run again to confirm it converges with zero changes."
+                                  % total_changed)
+
+    @staticmethod
+    def host_lines(host, summary, roles, published):
+        """Text lines for one host. ``published`` is what site.yml gave set_stats."""
+        changed = summary.get("changed", 0)
+        state = "FAILED" if summary.get("failures") or summary.get("unreachable") else (
+            "converged, nothing changed" if changed == 0 else "%d changed" % changed)
+        lines = ["%s: %s" % (host, state)]
+        published = published or {}
+        for line in published.get("hardware", []):
+            lines.append("  " + line)
+        plan_roles = published.get("roles", {})
+        names = [r for r in roles if r != "(playbook)"]
+        names += [r for r in plan_roles if r not in names]
+        for role in names:
+            counts = roles.get(role)
+            decision = plan_roles.get(role, {})
+            ran = counts and (counts["ok"] or counts["failed"])
+            if ran:
+                what = "converged" if not counts["failed"] else "FAILED"
+                lines.append("  %-26s %s (%d tasks, %d changed)" % (role, what, counts["ok"], counts["changed"]))
+                for note in decision.get("notes", []):
+                    lines.append("  %-26s   %s" % ("", note))
+            else:
+                reason = decision.get("reason") or "no task of the role ran on this host"
+                lines.append("  %-26s skipped: %s" % (role, reason))
+        return lines

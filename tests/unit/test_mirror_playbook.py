@@ -1,0 +1,60 @@
+"""playbooks/mirror.yml against localhost: fetch with checksum, index, refuse bad input."""
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PLAYBOOK = os.path.join(REPO, "playbooks", "mirror.yml")
+BIN = os.path.dirname(sys.executable)
+
+
+def run_playbook(tmp_path, artifacts):
+    import json
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps({"gpuops_mirror_dir": str(tmp_path / "mirror"),
+                                 "gpuops_mirror_artifacts": artifacts}))
+    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    return subprocess.run([os.path.join(BIN, "ansible-playbook"), PLAYBOOK, "-e", "@%s" % extra,
+                           "-e", "ansible_python_interpreter=%s" % sys.executable],
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def source(tmp_path):
+    src = tmp_path / "vendor" / "pkg.deb"
+    src.parent.mkdir()
+    src.write_bytes(b"test double: not a real package\n")
+    return src, hashlib.sha256(src.read_bytes()).hexdigest()
+
+
+def test_fills_layout_and_index(tmp_path, source):
+    src, digest = source
+    res = run_playbook(tmp_path, [{"path": "files/vendor/pkg.deb", "url": src.as_uri(),
+                                   "checksum": "sha256:" + digest}])
+    assert res.returncode == 0, res.stdout + res.stderr
+    mirror = tmp_path / "mirror"
+    assert (mirror / "files/vendor/pkg.deb").read_bytes() == src.read_bytes()
+    assert (mirror / "SHA256SUMS").read_text() == "%s  files/vendor/pkg.deb\n" % digest
+
+
+def test_checksum_mismatch_fails(tmp_path, source):
+    src, _ = source
+    res = run_playbook(tmp_path, [{"path": "files/pkg.deb", "url": src.as_uri(), "checksum": "sha256:" + "0" * 64}])
+    assert res.returncode != 0
+    assert "checksum" in (res.stdout + res.stderr).lower()
+    assert not (tmp_path / "mirror" / "files" / "pkg.deb").exists()
+
+
+@pytest.mark.parametrize("entry", [
+    {"path": "../escape", "url": "file:///dev/null", "checksum": "sha256:" + "0" * 64},
+    {"path": "files/x", "url": "file:///dev/null", "checksum": "md5:abc"},
+    {"path": "files/x", "url": "file:///dev/null"},
+])
+def test_bad_entries_fail_before_any_change(tmp_path, entry):
+    res = run_playbook(tmp_path, [entry])
+    assert res.returncode != 0
+    assert "gpuops_mirror_artifacts entries need" in res.stdout
+    assert not (tmp_path / "mirror").exists()
