@@ -244,7 +244,7 @@ def build_image(major, force=False):
         with open(os.path.join(root, "etc/apt/sources.list.d/debian.sources"), "w") as fh:
             fh.write(sources_deb822(mirror, rel["suite"], rel["updates"]))
         run(["chroot", root, "/bin/sh", "-c", POST_INSTALL], capture=True)
-        changes = ["CMD [\"/lib/systemd/systemd\"]", "STOPSIGNAL SIGRTMIN+3",
+        changes = ["CMD [\"/lib/systemd/systemd\"]",
                    "ENV container=docker",
                    "LABEL %s.recipe=%s" % (LABEL, want), "LABEL %s.release=debian-%s" % (LABEL, major)]
         cmd = ["docker", "import"]
