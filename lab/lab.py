@@ -349,9 +349,23 @@ def stop_mirror():
 # --------------------------------------------------------------------------- nodes
 
 def load_nodes():
-    """The nodes of inventories/lab/nodes.json: name, image, ip, fixture (optional)."""
-    with open(os.path.join(REPO, "inventories", "lab", "nodes.json")) as fh:
-        return json.load(fh)["nodes"]
+    """The lab nodes of inventories/lab: hosts that carry `gpuops_lab_node` (debian, fixture)."""
+    inventory = os.path.join(REPO, "inventories", "lab")
+    tool = shutil.which("ansible-inventory")
+    if not tool:
+        raise LabError("ansible-inventory is not on PATH: run `make setup` (or activate .venv) first")
+    res = run([tool, "-i", inventory, "--list"], capture=True)
+    hostvars = json.loads(res.stdout).get("_meta", {}).get("hostvars", {})
+    nodes = []
+    for name in sorted(hostvars):
+        spec = hostvars[name].get("gpuops_lab_node")
+        if not spec:
+            continue
+        nodes.append({"name": name, "ip": hostvars[name]["ansible_host"],
+                      "debian": str(spec["debian"]), "fixture": spec.get("fixture")})
+    if not nodes:
+        raise LabError("no host in %s has gpuops_lab_node" % inventory)
+    return nodes
 
 
 def ssh_key():
@@ -400,7 +414,8 @@ def nodes_up():
     key = ssh_key()
     with open(key + ".pub") as fh:
         pub = fh.read()
-    for node in load_nodes():
+    nodes = load_nodes()
+    for node in nodes:
         if container_running(node["name"]):
             log("node %s runs" % node["name"])
             continue
@@ -411,7 +426,7 @@ def nodes_up():
              "umask 077; mkdir -p /root/.ssh; cat > /root/.ssh/authorized_keys"], input=pub, text=True)
         fixture_into(node)
     deadline = time.time() + 120
-    for node in load_nodes():
+    for node in nodes:
         while True:
             res = run(["docker", "exec", node["name"], "systemctl", "is-system-running"], check=False, capture=True)
             state = res.stdout.strip()
@@ -421,7 +436,7 @@ def nodes_up():
                 raise LabError("node %s did not finish booting (systemd: %s); `docker logs %s`"
                                % (node["name"], state, node["name"]))
             time.sleep(1)
-    log("nodes up: " + ", ".join("%s=%s" % (n["name"], n["ip"]) for n in load_nodes()))
+    log("nodes up: " + ", ".join("%s=%s" % (n["name"], n["ip"]) for n in nodes))
 
 
 def nodes_down():
