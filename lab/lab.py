@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The gpuops.dlserver container lab.
 
 One tool for everything the README's commands and the molecule scenarios need around
@@ -18,6 +17,7 @@ the host cgroup namespace and /sys/fs/cgroup mounted read-write, which runs syst
 """
 
 import argparse
+import functools
 import hashlib
 import http.server
 import ipaddress
@@ -151,7 +151,7 @@ def ensure_engine():
         with open(logfile, "ab") as out:
             subprocess.Popen([dockerd], stdout=out, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, start_new_session=True)
-    for _ in range(60):
+    for _attempt in range(60):
         if docker_answers():
             log("docker engine answers")
             return
@@ -228,9 +228,9 @@ def build_image(major, force=False):
     try:
         os.makedirs(os.path.join(LOG_DIR), exist_ok=True)
         with open(os.path.join(LOG_DIR, "debootstrap-%s.log" % rel["suite"]), "w") as out:
-            res = subprocess.run(
+            res = subprocess.run(  # the log file says why it failed
                 ["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES),
-                 rel["suite"], root, mirror], stdout=out, stderr=subprocess.STDOUT)
+                 rel["suite"], root, mirror], stdout=out, stderr=subprocess.STDOUT, check=False)
         if res.returncode != 0:
             raise LabError("debootstrap %s failed; see %s/debootstrap-%s.log"
                            % (rel["suite"], LOG_DIR, rel["suite"]))
@@ -252,7 +252,8 @@ def build_image(major, force=False):
             cmd += ["--change", c]
         cmd += ["-", tag]
         tar = subprocess.Popen(["tar", "-C", root, "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
-        res = subprocess.run(cmd, stdin=tar.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        res = subprocess.run(cmd, stdin=tar.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             check=False)
         tar.stdout.close()
         tar.wait()
         if res.returncode != 0 or tar.returncode != 0:
@@ -319,7 +320,7 @@ def ensure_mirror():
                                 start_new_session=True)
     with open(os.path.join(STATE, "mirror.pid"), "w") as fh:
         fh.write(str(proc.pid))
-    for _ in range(30):
+    for _attempt in range(30):
         if mirror_alive():
             return
         time.sleep(0.2)
@@ -327,7 +328,7 @@ def ensure_mirror():
 
 
 def serve_mirror():
-    handler = lambda *a, **kw: http.server.SimpleHTTPRequestHandler(*a, directory=MIRROR_DIR, **kw)  # noqa: E731
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=MIRROR_DIR)
     httpd = http.server.ThreadingHTTPServer((gateway(), MIRROR_PORT), handler)
     httpd.serve_forever()
 

@@ -13,12 +13,14 @@ import ansible_test  # noqa: F401  (only to find its version table)
 
 SCRIPT = r'''"""Stand-in for get-pip.py written by gpuops.dlserver tests/sanity/seed_get_pip.py."""
 import ensurepip
+import os
 import subprocess
 import sys
 
 args = [a for a in sys.argv[1:] if a not in ("--no-setuptools", "--no-wheel")]
+env = dict(os.environ)  # ensurepip blanks pip's configuration in os.environ; keep the user's
 ensurepip.bootstrap(upgrade=True)
-sys.exit(subprocess.call([sys.executable, "-m", "pip", "install"] + args))
+sys.exit(subprocess.call([sys.executable, "-m", "pip", "install"] + args, env=env))
 '''
 
 
