@@ -1,0 +1,260 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: gpu_facts
+short_description: Probe NVIDIA GPUs, NVSwitches and NICs (PCI sysfs, NVML, nvidia-smi)
+version_added: 0.1.0
+description:
+  - Finds the NVIDIA GPUs and NVSwitches of a host and the Mellanox/NVIDIA network
+    adapters beside them, and returns them as C(ansible_facts.gpuops_gpu), the fact
+    contract every role of the collection decides from.
+  - Works at three depths and says which one answered in C(source). PCI sysfs is always
+    read and needs no driver; it decides which GPUs exist and the counts. NVML (the
+    C(pynvml) binding from the C(nvidia-ml-py) package) adds names, memory, modes, power,
+    NVLink, topology, affinity and clocks when the driver is loaded. C(nvidia-smi) is
+    used instead when the binding is absent but the tool is there.
+  - Changes nothing on the host.
+author:
+  - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    platforms: posix
+options:
+  sysfs_root:
+    description:
+      - Root of the sysfs tree to read. Point it at a fixture tree (rendered by
+        C(tests/fixtures/build_sysfs.py)) to probe simulated hardware.
+      - The module fails when the path does not exist or has no C(bus/pci/devices).
+    type: path
+    default: /sys
+  procfs_root:
+    description:
+      - Root of procfs, read for C(driver/nvidia/version) (driver version and kernel-module flavour).
+    type: path
+    default: /proc
+  pci_ids_path:
+    description:
+      - PCI ID database used for GPU names and chip code names (architecture).
+      - By default the first of C(/usr/share/misc/pci.ids), C(/usr/share/hwdata/pci.ids)
+        and C(/usr/share/pci.ids) that exists. Without one, a built-in table of data-centre
+        and common GPUs is used; other ids get architecture C(unknown).
+    type: path
+  nvml:
+    description:
+      - Whether to read NVML through the C(pynvml) binding.
+      - C(auto) uses it when it can be imported and initialised.
+      - C(required) fails when the binding is missing or NVML does not answer. To get the
+        binding, set C(gpuops_nvml_install=true) (the collection installs C(nvidia-ml-py)
+        with C(pip --target /opt/gpuops/nvml), leaving the system Python alone), or install
+        C(nvidia-ml-py) into the interpreter that C(ansible_python_interpreter) names.
+      - C(disabled) never imports it.
+    type: str
+    choices: [auto, required, disabled]
+    default: auto
+  nvml_path:
+    description:
+      - Directories put in front of C(sys.path) while importing C(pynvml).
+    type: list
+    elements: path
+    default: [/opt/gpuops/nvml]
+  nvidia_smi:
+    description:
+      - Whether to fall back to C(nvidia-smi) when NVML did not answer.
+    type: str
+    choices: [auto, disabled]
+    default: auto
+  nvidia_smi_path:
+    description:
+      - Path of C(nvidia-smi). By default it is looked up on C(PATH).
+    type: path
+notes:
+  - Commands run with C(LC_ALL=C).
+  - Architectures are C(volta), C(turing), C(ampere), C(ada), C(hopper), C(blackwell) or
+    C(unknown); older GPUs found in the PCI ID database are reported as C(kepler),
+    C(maxwell) or C(pascal) so that the driver role can refuse them by name.
+  - C(pcie.degraded) compares the current link with the device's maximum. Idle GPUs may
+    lower their link speed to save power, so C(pcie.degraded_reasons) says whether the
+    generation, the width, or both are below the maximum; a lower width is the reliable sign
+    of a bad slot or riser.
+  - NVSwitches of HGX B200 and later are not host PCI functions; at the NVML depth the
+    NVLink remote device type reveals them (C(nvlinks[].remote_type=switch)).
+seealso:
+  - name: Fact contract
+    description: DESIGN.md section 3 of the collection.
+    link: https://example.invalid/gpuops/dlserver
+"""
+
+EXAMPLES = r"""
+- name: Probe the GPUs
+  gpuops.dlserver.gpu_facts:
+
+- name: Probe a simulated HGX H100 (fixture tree), PCI depth only
+  gpuops.dlserver.gpu_facts:
+    sysfs_root: /srv/fixtures/hgx-h100-8gpu
+    nvml: disabled
+    nvidia_smi: disabled
+
+- name: Insist on NVML (fails with instructions when the binding is missing)
+  gpuops.dlserver.gpu_facts:
+    nvml: required
+
+- name: Say what was found
+  ansible.builtin.debug:
+    msg: >-
+      {{ ansible_facts.gpuops_gpu.gpu_count }} GPU(s)
+      ({{ ansible_facts.gpuops_gpu.gpus | map(attribute='architecture') | unique | join(', ') }}),
+      seen by {{ ansible_facts.gpuops_gpu.source }}
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts added to the host.
+  returned: always
+  type: dict
+  contains:
+    gpuops_gpu:
+      description: What the probe found (the collection's fact contract).
+      returned: always
+      type: dict
+      contains:
+        source:
+          description: The deepest depth that answered.
+          type: str
+          returned: always
+          sample: nvml
+        depths_tried:
+          description: Each depth tried, whether it answered and, if not, why.
+          type: list
+          elements: dict
+          returned: always
+          sample: [{"depth": "pci", "answered": true, "reason": null},
+                   {"depth": "nvml", "answered": false, "reason": "nvmlInit failed: Driver Not Loaded"}]
+        gpu_count:
+          description: Number of NVIDIA GPUs on PCI.
+          type: int
+          returned: always
+          sample: 8
+        nvswitch_count:
+          description: Number of NVSwitches on PCI.
+          type: int
+          returned: always
+          sample: 4
+        gpus:
+          description:
+            - One entry per GPU, ordered by PCI address, with C(index) (that order, as
+              C(GPU<index>) in C(topology)), C(pci_bus_id), C(pci_device_id), C(numa_node),
+              C(architecture), C(name), C(pcie), C(datacenter), C(mig_capable) and, at the
+              NVML or nvidia-smi depth, C(uuid), C(memory_total_mib), C(compute_capability),
+              C(ecc_mode), C(mig_mode), C(persistence_mode), C(power_limit_w), C(cpu_affinity)
+              and more; C(error) when NVML could not read that GPU.
+          type: list
+          elements: dict
+          returned: always
+          sample: [{"index": 0, "pci_bus_id": "0000:1b:00.0", "pci_device_id": "0x2330",
+                    "numa_node": 0, "architecture": "hopper", "name": "NVIDIA H100 80GB HBM3",
+                    "pcie": {"current_gen": 5, "max_gen": 5, "current_width": 16,
+                             "max_width": 16, "degraded": false, "degraded_reasons": []},
+                    "datacenter": true, "mig_capable": true}]
+        nvswitches:
+          description: NVSwitch functions on PCI, with C(generation) where known.
+          type: list
+          elements: dict
+          returned: always
+        nics:
+          description: Mellanox/NVIDIA network adapters (vendor 0x15b3) with C(netdevs) and C(ib_devices).
+          type: list
+          elements: dict
+          returned: always
+        driver:
+          description: C(loaded), C(version), C(cuda_version) (null when unknown) and C(kernel_module_flavor).
+          type: dict
+          returned: always
+          sample: {"loaded": true, "version": "535.161.08", "cuda_version": "12.2",
+                   "kernel_module_flavor": "open"}
+        capabilities:
+          description: C(fabric_manager_required), C(open_kernel_modules_supported), C(mig_capable), C(dcgm_profiling_supported).
+          type: dict
+          returned: always
+        topology:
+          description:
+            - Pairwise links as C(nvidia-smi topo -m) prints them (C(X), C(NV#), C(PIX), C(PXB),
+              C(PHB), C(NODE), C(SYS)), keyed C(GPU0..GPUn) in PCI order; C(gpus) maps those
+              names to bus ids. NIC rows and columns only at the nvidia-smi depth.
+          type: dict
+          returned: when NVML or nvidia-smi answered
+        errors:
+          description: Problems that did not stop the probe (a GPU lost at NVML, a failed nvidia-smi call).
+          type: list
+          elements: dict
+          returned: always
+        pci_ids_path:
+          description: The PCI ID database used, or null.
+          type: str
+          returned: always
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_probe import (
+    NVIDIA_SMI_CHOICES,
+    NVML_CHOICES,
+    ProbeError,
+    probe,
+)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.nvml import DEFAULT_NVML_PATHS
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            sysfs_root=dict(type="path", default="/sys"),
+            procfs_root=dict(type="path", default="/proc"),
+            pci_ids_path=dict(type="path"),
+            nvml=dict(type="str", default="auto", choices=list(NVML_CHOICES)),
+            nvml_path=dict(type="list", elements="path", default=list(DEFAULT_NVML_PATHS)),
+            nvidia_smi=dict(type="str", default="auto", choices=list(NVIDIA_SMI_CHOICES)),
+            nvidia_smi_path=dict(type="path"),
+        ),
+        supports_check_mode=True,
+    )
+
+    def run(args):
+        return module.run_command(args, environ_update={"LC_ALL": "C"})
+
+    params = module.params
+    try:
+        facts = probe(
+            sysfs_root=params["sysfs_root"],
+            procfs_root=params["procfs_root"],
+            pci_ids_path=params["pci_ids_path"],
+            nvml=params["nvml"],
+            nvml_path=params["nvml_path"],
+            nvidia_smi=params["nvidia_smi"],
+            nvidia_smi_path=params["nvidia_smi_path"],
+            run_command=run,
+            get_bin_path=module.get_bin_path,
+        )
+    except ProbeError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=False, ansible_facts={"gpuops_gpu": facts})
+
+
+if __name__ == "__main__":
+    main()
