@@ -73,7 +73,12 @@ printf '[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStart
   > /etc/systemd/system/ssh.service.d/gpuops-lab-hostkeys.conf
 systemctl enable ssh.service >/dev/null 2>&1 || true
 apt-get clean
+# No package lists, dated long ago: the first apt task with update_cache/cache_valid_time
+# refreshes them, as on a server that has not run apt since it was installed.
 rm -rf /var/lib/apt/lists/*
+mkdir -p /var/lib/apt/lists/partial
+touch -d '2000-01-01 00:00:00' /var/lib/apt/lists /var/lib/apt/lists/partial
+rm -f /var/lib/apt/periodic/update-success-stamp
 """
 
 

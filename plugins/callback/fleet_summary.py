@@ -57,6 +57,7 @@ class CallbackModule(CallbackBase):
             parent = getattr(role, "_parents", None)
             if parent:
                 return CallbackModule._role_name(parent[0]) or name
+            return "(gpu probe and plan)"
         return name
 
     @staticmethod
@@ -108,17 +109,71 @@ class CallbackModule(CallbackBase):
                                   % total_changed)
 
     @staticmethod
-    def host_lines(host, summary, roles, published):
+    def hardware_lines(gpu, plan):
+        """What the probe saw and what the plan decided, a few lines."""
+        lines = []
+        if gpu:
+            gpus = gpu.get("gpus") or []
+            if gpus:
+                models = {}
+                for g in gpus:
+                    key = "%s (%s)" % (g.get("name") or g.get("pci_device_id"), g.get("architecture"))
+                    models[key] = models.get(key, 0) + 1
+                lines.append("GPUs: " + ", ".join("%d x %s" % (n, m) for m, n in models.items())
+                             + "; NVSwitches: %d; NICs: %d" % (gpu.get("nvswitch_count", 0), len(gpu.get("nics") or [])))
+            else:
+                lines.append("GPUs: none (%d NVSwitches)" % gpu.get("nvswitch_count", 0))
+            why = ["%s: %s" % (d.get("depth"), d.get("reason")) for d in gpu.get("depths_tried") or []
+                   if not d.get("answered") and d.get("reason")]
+            lines.append("probe depth: %s%s" % (gpu.get("source"), (" (" + "; ".join(why) + ")") if why else ""))
+            drv = gpu.get("driver") or {}
+            lines.append("driver: %s" % ("loaded %s, CUDA %s" % (drv.get("version"), drv.get("cuda_version"))
+                                         if drv.get("loaded") else "not loaded"))
+            for g in gpus:
+                pcie = g.get("pcie") or {}
+                lines.append("  GPU%s %s NUMA %s PCIe Gen%s x%s (max Gen%s x%s)%s" % (
+                    g.get("index", "?"), g.get("pci_bus_id"), g.get("numa_node"), pcie.get("current_gen"),
+                    pcie.get("current_width"), pcie.get("max_gen"), pcie.get("max_width"),
+                    " DEGRADED" if pcie.get("degraded") else ""))
+            matrix = (gpu.get("topology") or {}).get("matrix") or {}
+            names = sorted((n for n in matrix if n.startswith("GPU")), key=lambda n: int(n[3:]) if n[3:].isdigit() else 0)
+            if names:
+                lines.append("topology:     " + " ".join("%-5s" % n for n in names))
+                for row in names:
+                    lines.append("  %-11s " % row + " ".join("%-5s" % matrix[row].get(col, "") for col in names))
+        if plan:
+            drv = plan.get("driver") or {}
+            parts = []
+            if drv.get("required"):
+                parts.append("driver: %s kernel modules" % (drv.get("kernel_modules") or {}).get("value"))
+            else:
+                parts.append("driver: not needed")
+            for key, label in (("fabric_manager", "Fabric Manager"), ("nvlink_subnet_manager", "NVLink SM")):
+                if (plan.get(key) or {}).get("required"):
+                    parts.append(label)
+            mig = plan.get("mig") or {}
+            if mig.get("capable_gpus"):
+                parts.append("MIG-capable: %d" % len(mig["capable_gpus"]))
+            prof = ((plan.get("dcgm") or {}).get("profiling") or {})
+            parts.append("DCGM profiling: %s" % ("yes" if prof.get("value") else "no"))
+            lines.append("plan: " + "; ".join(parts))
+            for w in plan.get("warnings") or []:
+                lines.append("warning: %s" % (w.get("message") if isinstance(w, dict) else w))
+        return lines
+
+    @classmethod
+    def host_lines(cls, host, summary, roles, published):
         """Text lines for one host. ``published`` is what site.yml gave set_stats."""
         changed = summary.get("changed", 0)
         state = "FAILED" if summary.get("failures") or summary.get("unreachable") else (
             "converged, nothing changed" if changed == 0 else "%d changed" % changed)
         lines = ["%s: %s" % (host, state)]
         published = published or {}
-        for line in published.get("hardware", []):
+        plan = published.get("plan") or {}
+        for line in cls.hardware_lines(published.get("gpu"), plan):
             lines.append("  " + line)
-        plan_roles = published.get("roles", {})
-        names = [r for r in roles if r != "(playbook)"]
+        plan_roles = plan.get("roles") or {}
+        names = [r for r in roles if r != "(playbook)" and not (r.startswith("(") and not roles[r]["failed"])]
         names += [r for r in plan_roles if r not in names]
         for role in names:
             counts = roles.get(role)
@@ -127,9 +182,8 @@ class CallbackModule(CallbackBase):
             if ran:
                 what = "converged" if not counts["failed"] else "FAILED"
                 lines.append("  %-26s %s (%d tasks, %d changed)" % (role, what, counts["ok"], counts["changed"]))
-                for note in decision.get("notes", []):
-                    lines.append("  %-26s   %s" % ("", note))
+            elif decision.get("run", True) is False:
+                lines.append("  %-26s skipped: %s" % (role, decision.get("reason")))
             else:
-                reason = decision.get("reason") or "no task of the role ran on this host"
-                lines.append("  %-26s skipped: %s" % (role, reason))
+                lines.append("  %-26s not in this playbook yet (plan: run; %s)" % (role, decision.get("reason")))
         return lines

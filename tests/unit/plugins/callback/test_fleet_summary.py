@@ -1,0 +1,56 @@
+"""fleet_summary: the per-host lines built from what site.yml publishes."""
+import importlib.util
+import os
+
+from ansible_collections.gpuops.dlserver.plugins.callback.fleet_summary import CallbackModule
+from ansible_collections.gpuops.dlserver.plugins.module_utils import gpu_plan, gpu_probe
+
+HERE = os.path.dirname(__file__)
+FIXTURES = os.path.abspath(os.path.join(HERE, "..", "..", "..", "fixtures"))
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("build_sysfs", os.path.join(FIXTURES, "build_sysfs.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def published(tmp_path, host):
+    builder = _builder()
+    root = str(tmp_path / host / "sys")
+    builder.build(builder.load_spec(os.path.join(FIXTURES, "hosts", host)), root)
+    facts = gpu_probe.probe(sysfs_root=root, procfs_root=str(tmp_path / "noproc"), nvml="disabled",
+                            nvidia_smi="disabled")
+    return {"gpu": facts, "plan": gpu_plan.build_plan(facts, {"in_container": True})}
+
+
+def test_hgx_host_lines(tmp_path):
+    roles = {"os_tuning": {"ok": 30, "changed": 0, "skipped": 5, "failed": 0}}
+    lines = CallbackModule.host_lines("lab-hgx", {"changed": 0}, roles, published(tmp_path, "hgx-h100-8gpu"))
+    text = "\n".join(lines)
+    assert lines[0] == "lab-hgx: converged, nothing changed"
+    assert "8 x " in text and "(hopper)" in text and "NVSwitches: 4" in text
+    assert "probe depth: pci" in text
+    assert "Fabric Manager" in text
+    assert "os_tuning                  converged (30 tasks, 0 changed)" in text
+    assert "nvidia_driver              not in this playbook yet (plan: run;" in text
+    assert text.count("PCIe Gen") == 8
+
+
+def test_cpu_host_lines_say_why_gpu_roles_are_skipped(tmp_path):
+    lines = CallbackModule.host_lines("lab-cpu", {"changed": 2}, {}, published(tmp_path, "cpu-only"))
+    text = "\n".join(lines)
+    assert lines[0] == "lab-cpu: 2 changed"
+    assert "GPUs: none" in text
+    assert "driver: not needed" in text
+    for role in ("nvidia_driver", "dcgm_exporter", "gpu_validate"):
+        line = [ln for ln in lines if ln.strip().startswith(role + " ")][0]
+        assert "skipped: " in line and "GPU" in line
+
+
+def test_failed_host():
+    lines = CallbackModule.host_lines("h", {"failures": 1}, {"os_tuning": {"ok": 1, "changed": 0, "skipped": 0,
+                                                                          "failed": 1}}, None)
+    assert lines[0] == "h: FAILED"
+    assert "os_tuning" in lines[1] and "FAILED" in lines[1]
