@@ -1,0 +1,85 @@
+"""Hardware gating: per host, what the plan decided from the fixture tree, and what ran.
+
+The nodes carry sysfs trees of real servers (tests/fixtures/hosts/); playbooks/site.yml
+probed them, recorded the plan in /etc/gpuops/plan.json and ran the roles the plan allowed.
+"""
+import json
+
+import pytest
+
+
+def plan(host):
+    return json.loads(host.file("/etc/gpuops/plan.json").content_string)
+
+
+def name(host):
+    return host.backend.get_hostname()
+
+
+def test_plan_recorded_and_consistent(host):
+    p = plan(host)
+    assert p["ok"] is True, p["errors"]
+    assert p["host"]["in_container"] is True
+    assert p["host"]["source"] == "pci", "no driver in the lab: the probe can only read PCI sysfs"
+
+
+def test_driver_decision(host):
+    p = plan(host)
+    drv = p["driver"]
+    if name(host) == "gating-cpu":
+        assert drv["required"] is False
+        assert "no NVIDIA GPU" in drv["reason"]
+    else:
+        assert drv["required"] is True
+        assert drv["kernel_modules"]["value"] == "open"
+        assert drv["load_modules"]["value"] is False
+        assert "container" in drv["load_modules"]["reason"]
+
+
+def test_fabric_manager_only_with_nvswitches(host):
+    p = plan(host)
+    fm = p["fabric_manager"]
+    if name(host) == "gating-hgx":
+        assert p["host"]["nvswitch_count"] == 4
+        assert fm["required"] is True
+        assert "NVSwitch" in fm["reason"]
+        assert p["nvlink_subnet_manager"]["required"] is False
+    else:
+        assert p["host"]["nvswitch_count"] == 0
+        assert fm["required"] is False
+
+
+def test_gpu_counts_and_architectures(host):
+    p = plan(host)
+    expected = {"gating-hgx": (8, ["hopper"]), "gating-rtx": (8, ["ada"]), "gating-cpu": (0, [])}[name(host)]
+    assert (p["host"]["gpu_count"], p["host"]["architectures"]) == expected
+
+
+def test_mig_and_profiling(host):
+    p = plan(host)
+    if name(host) == "gating-hgx":
+        assert len(p["mig"]["capable_gpus"]) == 8
+        assert p["dcgm"]["profiling"]["value"] is True
+    elif name(host) == "gating-rtx":
+        assert p["mig"]["capable_gpus"] == []
+        assert p["dcgm"]["profiling"]["value"] is False
+        assert "data-centre" in p["dcgm"]["profiling"]["reason"]
+
+
+@pytest.mark.parametrize("role", ["nvidia_driver", "cuda_toolkit", "nvidia_container_toolkit", "dcgm_exporter",
+                                  "gpu_validate"])
+def test_gpu_roles_gated(host, role):
+    decision = plan(host)["roles"][role]
+    if name(host) == "gating-cpu":
+        assert decision["run"] is False, decision
+        assert decision["reason"]
+    else:
+        assert decision["run"] is True, decision
+
+
+def test_os_tuning_ran_everywhere(host):
+    p = plan(host)
+    assert p["roles"]["os_tuning"]["run"] is True
+    status = json.loads(host.file("/etc/gpuops/os_tuning.json").content_string)
+    assert status, "os_tuning recorded no status"
+    assert host.file("/etc/sysctl.d/60-gpuops-os-tuning.conf").contains("kernel.numa_balancing")
