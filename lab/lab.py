@@ -409,7 +409,7 @@ def fixture_into(node):
     spec = os.path.join(REPO, "tests", "fixtures", "hosts", fixture)
     out = tempfile.mkdtemp(prefix="fixture-", dir=STATE)
     try:
-        run([sys.executable, builder, spec, os.path.join(out, "sys")], capture=True)
+        run([sys.executable, builder, "--no-driver", spec, os.path.join(out, "sys")], capture=True)
         run(["docker", "exec", node["name"], "mkdir", "-p", "/opt/gpuops-fixture"], capture=True)
         run(["docker", "cp", os.path.join(out, "sys"), node["name"] + ":/opt/gpuops-fixture/"], capture=True)
     finally:

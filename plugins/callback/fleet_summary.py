@@ -127,7 +127,8 @@ class CallbackModule(CallbackBase):
                    if not d.get("answered") and d.get("reason")]
             lines.append("probe depth: %s%s" % (gpu.get("source"), (" (" + "; ".join(why) + ")") if why else ""))
             drv = gpu.get("driver") or {}
-            lines.append("driver: %s" % ("loaded %s, CUDA %s" % (drv.get("version"), drv.get("cuda_version"))
+            lines.append("driver: %s" % ("loaded %s, CUDA %s" % (drv.get("version") or "(version unknown)",
+                                                                  drv.get("cuda_version") or "unknown")
                                          if drv.get("loaded") else "not loaded"))
             for g in gpus:
                 pcie = g.get("pcie") or {}

@@ -657,11 +657,18 @@ def _collect_warnings(ctx):
     driver = ctx['driver_facts']
     if driver.get('loaded') is True and facts.get('source') == 'pci':
         tried = facts.get('depths_tried')
-        tried_note = ' (depths tried: %s)' % ', '.join(str(t) for t in tried) if tried else ''
+        why = []
+        for item in tried or ():
+            if isinstance(item, dict):
+                if not item.get('answered') and item.get('reason'):
+                    why.append('%s: %s' % (item.get('depth'), item.get('reason')))
+            else:
+                why.append(str(item))
+        tried_note = ' (%s)' % '; '.join(why) if why else ''
         warnings.append(_entry('probe_shallow',
                                'the NVIDIA driver is loaded but only PCI sysfs answered%s: NVML details '
                                '(memory, ECC, MIG, topology) are missing; install nvidia-ml-py or nvidia-smi '
-                               'on the host' % tried_note))
+                               'on the host (gpuops_nvml_install: true)' % tried_note))
     listed = len(ctx['gpus'])
     if facts.get('gpus') is not None and listed != ctx['gpu_count']:
         warnings.append(_entry('gpu_count_mismatch', 'gpu_count is %d but %d GPU(s) are listed'
