@@ -127,9 +127,11 @@ class CallbackModule(CallbackBase):
                    if not d.get("answered") and d.get("reason")]
             lines.append("probe depth: %s%s" % (gpu.get("source"), (" (" + "; ".join(why) + ")") if why else ""))
             drv = gpu.get("driver") or {}
-            lines.append("driver: %s" % ("loaded %s, CUDA %s" % (drv.get("version") or "(version unknown)",
-                                                                  drv.get("cuda_version") or "unknown")
-                                         if drv.get("loaded") else "not loaded"))
+            if drv.get("loaded"):
+                lines.append("driver: loaded %s, CUDA %s" % (drv.get("version") or "(version unknown)",
+                                                            drv.get("cuda_version") or "unknown"))
+            else:
+                lines.append("driver: not loaded")
             for g in gpus:
                 pcie = g.get("pcie") or {}
                 lines.append("  GPU%s %s NUMA %s PCIe Gen%s x%s (max Gen%s x%s)%s" % (

@@ -50,7 +50,7 @@ def test_cpu_host_lines_say_why_gpu_roles_are_skipped(tmp_path):
 
 
 def test_failed_host():
-    lines = CallbackModule.host_lines("h", {"failures": 1}, {"os_tuning": {"ok": 1, "changed": 0, "skipped": 0,
-                                                                          "failed": 1}}, None)
+    roles = {"os_tuning": {"ok": 1, "changed": 0, "skipped": 0, "failed": 1}}
+    lines = CallbackModule.host_lines("h", {"failures": 1}, roles, None)
     assert lines[0] == "h: FAILED"
     assert "os_tuning" in lines[1] and "FAILED" in lines[1]
