@@ -14,6 +14,8 @@ BIN := $(VENV)/bin
 COLLECTIONS := $(CURDIR)/.cache/collections
 LINK := $(COLLECTIONS)/ansible_collections/gpuops/dlserver
 LAB := $(PYTHON) lab/lab.py
+# One molecule run at a time on a machine: scenarios share the lab network and the mirror.
+MOLECULE_LOCK ?= /tmp/gpuops-molecule.lock
 SCENARIOS ?= $(sort $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
@@ -80,7 +82,7 @@ molecule: setup
 	@failed=""; for s in $(SCENARIOS); do \
 	  echo "=== molecule scenario $$s"; \
 	  start=$$(date +%s); \
-	  if $(BIN)/molecule test -s $$s; then echo "=== $$s passed in $$(( $$(date +%s) - start )) s"; \
+	  if flock $(MOLECULE_LOCK) $(BIN)/molecule test -s $$s; then echo "=== $$s passed in $$(( $$(date +%s) - start )) s"; \
 	  else echo "=== $$s FAILED"; failed="$$failed $$s"; fi; \
 	done; \
 	if [ -n "$$failed" ]; then echo "molecule: failed scenarios:$$failed" >&2; exit 1; fi
