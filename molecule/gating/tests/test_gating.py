@@ -87,3 +87,17 @@ def test_os_tuning_ran_everywhere(host):
     status = json.loads(host.file("/etc/gpuops/os_tuning.json").content_string)
     assert status, "os_tuning recorded no status"
     assert host.file("/etc/sysctl.d/60-gpuops-os-tuning.conf").contains("kernel.numa_balancing")
+
+
+def test_nvml_binding_installed_beside_the_system_python(host):
+    """gating-hgx asked for gpuops_nvml_install: the binding sits where the probe looks,
+    the system Python is untouched, and the probe then got past the import to nvmlInit."""
+    probe_path = "import sys; sys.path.insert(0, '/opt/gpuops/nvml'); import pynvml; print(pynvml.__file__)"
+    if name(host) != "gating-hgx":
+        assert not host.file("/opt/gpuops/nvml").exists
+        return
+    res = host.run("python3 -c \"%s\"" % probe_path)
+    assert res.rc == 0, res.stderr
+    assert res.stdout.strip().startswith("/opt/gpuops/nvml/")
+    assert host.run("python3 -c 'import pynvml'").rc != 0, "pynvml leaked into the system Python"
+    assert host.file("/opt/gpuops/nvml/nvidia_ml_py-13.615.71.dist-info").is_directory
