@@ -128,8 +128,8 @@ class CallbackModule(CallbackBase):
             lines.append("probe depth: %s%s" % (gpu.get("source"), (" (" + "; ".join(why) + ")") if why else ""))
             drv = gpu.get("driver") or {}
             if drv.get("loaded"):
-                lines.append("driver: loaded %s, CUDA %s" % (drv.get("version") or "(version unknown)",
-                                                            drv.get("cuda_version") or "unknown"))
+                version = drv.get("version") or "(version unknown)"
+                lines.append("driver: loaded %s, CUDA %s" % (version, drv.get("cuda_version") or "unknown"))
             else:
                 lines.append("driver: not loaded")
             for g in gpus:
