@@ -47,6 +47,7 @@ $(LINK):
 ## lab: converge the lab nodes with playbooks/site.yml; a second run changes nothing and says so
 lab: setup
 	$(LAB) up
+	$(BIN)/python tests/doubles/build_cuda_repo.py --mirror-dir .cache/mirror >/dev/null
 	ANSIBLE_CALLBACKS_ENABLED=gpuops.dlserver.fleet_summary \
 	  $(BIN)/ansible-playbook -i inventories/lab playbooks/site.yml $(ANSIBLE_ARGS)
 

@@ -101,3 +101,44 @@ def test_nvml_binding_installed_beside_the_system_python(host):
     assert res.stdout.strip().startswith("/opt/gpuops/nvml/")
     assert host.run("python3 -c 'import pynvml'").rc != 0, "pynvml leaked into the system Python"
     assert host.file("/opt/gpuops/nvml/nvidia_ml_py-13.615.71.dist-info").is_directory
+
+
+def driver_status(host):
+    return json.loads(host.file("/etc/gpuops/nvidia_driver.json").content_string)
+
+
+def installed_packages(host):
+    out = host.check_output("dpkg-query -W -f '${Package}\\t${db:Status-Abbrev}\\n'")
+    return {row.split("\t")[0] for row in out.splitlines() if row.split("\t")[1][1:2] == "i"}
+
+
+def test_driver_installed_only_where_the_plan_says(host):
+    packages = installed_packages(host)
+    if name(host) == "gating-cpu":
+        # site.yml did not even include the role here: the plan said why.
+        assert not host.file("/etc/gpuops/nvidia_driver.json").exists
+        assert "no NVIDIA GPU" in plan(host)["roles"]["nvidia_driver"]["reason"]
+        assert not [p for p in packages if p.startswith(("nvidia", "libnvidia")) or p == "libcuda1"]
+        return
+    status = driver_status(host)
+    assert status["required"] is True
+    assert status["kernel_modules"]["value"] == "open"
+    assert "nvidia-open-kernel-dkms" in packages
+    assert "nvidia-kernel-dkms" not in packages
+    assert not {"xserver-xorg", "nvidia-driver", "libgl1-nvidia-glvnd-glx"} & packages, "a headless server got desktop GL/X"
+    assert status["load_modules"]["value"] is False
+    assert "container" in status["load_modules"]["reason"]
+
+
+def test_fabric_manager_installed_only_with_nvswitches(host):
+    if name(host) == "gating-cpu":
+        return
+    status = driver_status(host)
+    fm = [p for p in installed_packages(host) if p.startswith("nvidia-fabricmanager")]
+    if name(host) == "gating-hgx":
+        assert status["fabric_manager"]["required"] is True
+        assert fm, "Fabric Manager not installed on the NVSwitch host"
+        assert status["fabric_manager"]["started"] is False
+    else:
+        assert status["fabric_manager"]["required"] is False
+        assert not fm
