@@ -40,6 +40,17 @@ def test_fills_layout_and_index(tmp_path, source):
     assert (mirror / "SHA256SUMS").read_text() == "%s  files/vendor/pkg.deb\n" % digest
 
 
+def test_index_keeps_lines_of_other_tools(tmp_path, source):
+    src, digest = source
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    other = "%s  apt/cuda/debian12/x86_64/Packages\n" % ("a" * 64)
+    (mirror / "SHA256SUMS").write_text(other + "%s  files/pkg.deb\n" % ("b" * 64))
+    res = run_playbook(tmp_path, [{"path": "files/pkg.deb", "url": src.as_uri(), "checksum": "sha256:" + digest}])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (mirror / "SHA256SUMS").read_text() == other + "%s  files/pkg.deb\n" % digest
+
+
 def test_checksum_mismatch_fails(tmp_path, source):
     src, _digest = source
     res = run_playbook(tmp_path, [{"path": "files/pkg.deb", "url": src.as_uri(), "checksum": "sha256:" + "0" * 64}])
