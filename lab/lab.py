@@ -298,31 +298,65 @@ def mirror_url():
     return "http://%s:%d" % (gateway(), MIRROR_PORT)
 
 
-def mirror_alive():
+IDENTITY_PATH = "/.gpuops-lab-mirror"
+
+
+def mirror_identity():
+    """What answers on the mirror address: {"dir": ..., "pid": ...} for a lab mirror,
+    {} for some other HTTP server, None when nothing answers."""
+    import urllib.error  # pylint: disable=import-outside-toplevel
     import urllib.request  # pylint: disable=import-outside-toplevel
     try:
-        with urllib.request.urlopen(mirror_url() + "/SHA256SUMS", timeout=2) as resp:
-            return resp.status == 200
-    except OSError:
-        return False
+        with urllib.request.urlopen(mirror_url() + IDENTITY_PATH, timeout=2) as resp:
+            return json.loads(resp.read().decode())
+    except urllib.error.HTTPError:
+        return {}
+    except (OSError, ValueError):
+        return None
+
+
+def mirror_alive():
+    ident = mirror_identity()
+    return bool(ident) and ident.get("dir") == os.path.realpath(MIRROR_DIR)
 
 
 def ensure_mirror():
     """Serve MIRROR_DIR on the lab gateway. The layout and its index come from
-    playbooks/mirror.yml (the same playbook an air-gapped site runs)."""
+    playbooks/mirror.yml (the same playbook an air-gapped site runs). A lab mirror of
+    another checkout on the same address is stopped first: its files are not ours."""
     os.makedirs(MIRROR_DIR, exist_ok=True)
     sums = os.path.join(MIRROR_DIR, "SHA256SUMS")
     if not os.path.exists(sums):
         open(sums, "w").close()
-    if mirror_alive():
+    ident = mirror_identity()
+    if ident and ident.get("dir") == os.path.realpath(MIRROR_DIR):
         return
+    if ident == {} and os.path.exists(os.path.join(STATE, "mirror.pid")):
+        stop_mirror()  # ours, from a lab.py that did not answer its identity yet
+        time.sleep(0.5)
+        ident = mirror_identity()
+    if ident:
+        log("stopping the lab mirror of %s (pid %s) that holds %s" % (ident.get("dir"), ident.get("pid"), mirror_url()))
+        try:
+            os.kill(int(ident["pid"]), signal.SIGTERM)
+        except (KeyError, ValueError, ProcessLookupError, PermissionError) as exc:
+            raise LabError("cannot stop the other lab mirror on %s: %s" % (mirror_url(), exc))
+        for _attempt in range(50):
+            if mirror_identity() is None:
+                break
+            time.sleep(0.1)
+    elif ident is not None:
+        raise LabError("something that is not a gpuops lab mirror answers on %s; stop it or set "
+                       "GPUOPS_LAB_MIRROR_PORT" % mirror_url())
     os.makedirs(STATE, exist_ok=True)
     logfile = os.path.join(STATE, "mirror.log")
     log("serving %s at %s (log: %s)" % (MIRROR_DIR, mirror_url(), logfile))
     with open(logfile, "ab") as out:
+        env = dict(os.environ, GPUOPS_MIRROR_DIR=MIRROR_DIR, GPUOPS_LAB_SUBNET=SUBNET,
+                   GPUOPS_LAB_MIRROR_PORT=str(MIRROR_PORT))
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "_serve-mirror"],
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, env=env)
     with open(os.path.join(STATE, "mirror.pid"), "w") as fh:
         fh.write(str(proc.pid))
     for _attempt in range(30):
@@ -332,8 +366,23 @@ def ensure_mirror():
     raise LabError("the mirror did not start; see %s" % logfile)
 
 
+class MirrorHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves MIRROR_DIR, and at IDENTITY_PATH which directory and process serve it."""
+
+    def do_GET(self):
+        if self.path == IDENTITY_PATH:
+            body = json.dumps({"dir": os.path.realpath(MIRROR_DIR), "pid": os.getpid()}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+
 def serve_mirror():
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=MIRROR_DIR)
+    handler = functools.partial(MirrorHandler, directory=MIRROR_DIR)
     httpd = http.server.ThreadingHTTPServer((gateway(), MIRROR_PORT), handler)
     httpd.serve_forever()
 

@@ -52,3 +52,32 @@ def test_missing_tools_without_apt_say_what_to_install(lab, monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     with pytest.raises(lab.LabError, match="docker.io, debootstrap, openssh-client"):
         lab.ensure_packages()
+
+
+def _load_lab(monkeypatch, tmp_path, name):
+    monkeypatch.setenv("GPUOPS_LAB_SUBNET", "127.77.0.0/24")
+    monkeypatch.setenv("GPUOPS_LAB_MIRROR_PORT", "18099")
+    monkeypatch.setenv("GPUOPS_LAB_STATE", str(tmp_path / name / "state"))
+    monkeypatch.setenv("GPUOPS_MIRROR_DIR", str(tmp_path / name / "mirror"))
+    spec = importlib.util.spec_from_file_location("gpuops_lab_" + name, LAB)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_mirror_of_another_checkout_is_replaced(monkeypatch, tmp_path):
+    """A lab mirror left by another checkout serves other files: it is stopped, ours starts."""
+    first = _load_lab(monkeypatch, tmp_path, "first")
+    second = _load_lab(monkeypatch, tmp_path, "second")
+    try:
+        first.ensure_mirror()
+        assert first.mirror_alive() and not second.mirror_alive()
+        second.ensure_mirror()
+        ident = second.mirror_identity()
+        assert ident["dir"] == os.path.realpath(str(tmp_path / "second" / "mirror"))
+        assert not first.mirror_alive()
+        second.ensure_mirror()  # already ours: nothing restarts
+        assert second.mirror_identity()["pid"] == ident["pid"]
+    finally:
+        second.stop_mirror()
+        first.stop_mirror()
