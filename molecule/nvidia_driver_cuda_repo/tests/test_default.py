@@ -35,7 +35,11 @@ def test_repository_is_the_mirror_with_a_signed_by_keyring(host, status):
     assert status["repository"]["cuda_for_fabric_manager_only"] is False
     assert not host.file("/etc/apt/preferences.d/gpuops-nvidia-cuda.pref").exists
     assert not host.file("/etc/apt/sources.list.d/gpuops-nvidia-debian.sources").exists
-    assert "apt-key" not in host.check_output("cat /etc/apt/sources.list.d/*.sources")
+    # The key is trusted for this repository only (Signed-By above), never globally as
+    # apt-key would have done.
+    assert not host.file("/etc/apt/trusted.gpg").exists
+    global_keys = host.check_output("ls -1 /etc/apt/trusted.gpg.d/ 2>/dev/null || true").split()
+    assert not [k for k in global_keys if "nvidia" in k or "cuda" in k or "gpuops" in k], global_keys
 
 
 def test_keyring_is_the_checked_lab_key(host, status):
