@@ -1,0 +1,73 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action gpuops.dlserver.role_inputs: a role's variables, converted once by its argument_specs."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import yaml
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.role_inputs import InputError, convert_inputs
+
+ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles'))
+_SPECS = {}
+
+
+def load_spec(role, entry_point='main', roles_dir=ROLES_DIR):
+    """The ``options`` of ``entry_point`` in the collection role's meta/argument_specs.yml (cached)."""
+    key = (roles_dir, role, entry_point)
+    if key not in _SPECS:
+        path = os.path.join(roles_dir, role, 'meta', 'argument_specs.yml')
+        try:
+            with open(path) as handle:
+                data = yaml.safe_load(handle) or {}
+        except (IOError, OSError) as exc:
+            raise AnsibleError('gpuops.dlserver.role_inputs: cannot read the argument spec of role %s (%s): %s'
+                               % (role, path, exc))
+        entry = (data.get('argument_specs') or {}).get(entry_point)
+        if entry is None:
+            raise AnsibleError('gpuops.dlserver.role_inputs: role %s has no entry point %s in %s'
+                               % (role, entry_point, path))
+        _SPECS[key] = entry.get('options') or {}
+    return _SPECS[key]
+
+
+class ActionModule(ActionBase):
+    """Publish ``__<role>``: every public variable of the role, converted by its argument spec."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(('role', 'entry_point', 'fact'))
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        role = self._task.args.get('role')
+        if not role or not isinstance(role, str) or '/' in role or role.startswith('.'):
+            result.update(failed=True, msg='role_inputs: role must be the name of a role of gpuops.dlserver')
+            return result
+        entry_point = self._task.args.get('entry_point') or 'main'
+        fact = self._task.args.get('fact') or '__%s' % role.lstrip('_')
+        options = load_spec(role, entry_point)
+        templar = self._templar.copy_with_new_env(available_variables=task_vars)
+        values = {}
+        for name in options:
+            if name in task_vars:
+                values[name] = templar.template(task_vars[name])
+        try:
+            converted = convert_inputs(options, values, '%s_' % role.lstrip('_'))
+        except InputError as exc:
+            result.update(failed=True, problems=exc.problems,
+                          msg='gpuops.dlserver.%s: bad input, nothing was changed: %s.'
+                              % (role, '; '.join(exc.problems)))
+            return result
+        result.update(changed=False, ansible_facts={fact: converted}, _ansible_facts_cacheable=False)
+        return result

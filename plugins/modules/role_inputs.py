@@ -1,0 +1,91 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: role_inputs
+short_description: Convert a role's variables once, by its argument specification
+version_added: 0.2.0
+description:
+  - Reads the C(meta/argument_specs.yml) of a role of this collection and publishes every variable it
+    declares, converted to its declared type, as the fact C(__<role>) (keys without the role prefix:
+    C(os_tuning_reboot) becomes C(__os_tuning.reboot)).
+  - Ansible validates role variables against the argument spec but hands the role the raw values, so
+    C(-e os_tuning_reboot=false) would stay the string C("false"). After this action the role reads only
+    the converted values; C(-e VAR=false) is false for every boolean, C(-e VAR=8) an integer for every
+    integer.
+  - A string, number or mapping where a list is expected, and anything but a mapping where a dict is
+    expected, fails naming the variable (a string is never split into a list). C(null) is accepted only
+    where the default is C(null) or the type is C(raw). Choices are checked after conversion.
+  - Runs on the controller and changes nothing on the host; the fact is not cached.
+author: gpuops.dlserver developers
+options:
+  role:
+    description: Name of a role of this collection (C(os_tuning), C(nvidia_driver), ...).
+    type: str
+    required: true
+  entry_point:
+    description: Entry point of the role's argument spec.
+    type: str
+    default: main
+  fact:
+    description: Name of the fact to publish; default C(__<role>).
+    type: str
+attributes:
+  action:
+    support: full
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+notes:
+  - Every role of the collection calls it in its preflight; a role of your own can use it for its own
+    argument spec only if the role lives in this collection.
+"""
+
+EXAMPLES = r"""
+- name: Take the role's inputs, converted
+  gpuops.dlserver.role_inputs:
+    role: os_tuning
+
+- name: Use them
+  ansible.builtin.debug:
+    msg: "reboot allowed: {{ __os_tuning.reboot }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: The converted variables under the fact name.
+  returned: success
+  type: dict
+  sample: {"__os_tuning": {"reboot": false, "kernel_cmdline": ["iommu=pt"]}}
+problems:
+  description: One message per variable of the wrong shape, each naming the variable.
+  returned: failure
+  type: list
+  elements: str
+  sample: ["os_tuning_kernel_cmdline must be a list, got a string ('iommu=pt')"]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(role=dict(type='str', required=True), entry_point=dict(type='str', default='main'),
+                           fact=dict(type='str')),
+        supports_check_mode=True,
+    )
+    module.fail_json(msg='gpuops.dlserver.role_inputs runs on the controller as an action plugin; '
+                         'it was called as a module on the host')
+
+
+if __name__ == '__main__':
+    main()

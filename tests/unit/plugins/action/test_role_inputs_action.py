@@ -1,0 +1,57 @@
+"""gpuops.dlserver.role_inputs through a real ansible-playbook run with -e key=value strings."""
+import json
+import os
+import subprocess
+import sys
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+BIN = os.path.dirname(sys.executable)
+
+PLAY = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - gpuops.dlserver.role_inputs:
+        role: os_tuning
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ __os_tuning | to_json }}"
+"""
+
+
+def run(tmp_path, *extra):
+    (tmp_path / "pb.yml").write_text(PLAY)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
+    args = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(tmp_path / "pb.yml"),
+            "-e", "ansible_python_interpreter=%s" % sys.executable, "-e", "out=%s" % (tmp_path / "out.json")]
+    for item in extra:
+        args += ["-e", item]
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path),
+                          check=False)
+
+
+def test_extra_vars_strings_become_typed_values(tmp_path):
+    res = run(tmp_path, "os_tuning_reboot=false", "os_tuning_reboot_timeout=900", "os_tuning_hold_kernel=yes")
+    assert res.returncode == 0, res.stdout + res.stderr
+    values = json.loads((tmp_path / "out.json").read_text())
+    assert values["reboot"] is False
+    assert values["reboot_timeout"] == 900
+    assert values["hold_kernel"] is True
+    assert values["thp_enabled"] == "madvise"  # defaults come through converted too
+    assert values["kernel_cmdline"] == []
+
+
+def test_a_string_for_a_list_fails_naming_the_variable(tmp_path):
+    res = run(tmp_path, "os_tuning_kernel_cmdline=pcie_aspm=off")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "os_tuning_kernel_cmdline must be a list, got a string ('pcie_aspm=off')" in out
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_json_extra_vars_keep_their_types(tmp_path):
+    res = run(tmp_path, json.dumps({"os_tuning_kernel_cmdline": ["iommu=pt"], "os_tuning_reboot": True}))
+    assert res.returncode == 0, res.stdout + res.stderr
+    values = json.loads((tmp_path / "out.json").read_text())
+    assert values["kernel_cmdline"] == ["iommu=pt"]
+    assert values["reboot"] is True
