@@ -27,17 +27,18 @@ def decide(needed, why, allowed, allowed_variable, host_owned=True, not_owned_re
     ``needed``: the role's change takes effect only after a reboot, because ``why``.
     ``allowed``: the user's ``<role>_reboot`` (named by ``allowed_variable``).
     ``host_owned``: the running kernel and boot loader are this host's (false in containers,
-    where ``not_owned_reason`` says why).
+    where ``not_owned_reason`` says why). A reboot the user defers is ``deferred`` wherever it
+    would happen; otherwise one that cannot happen here is ``skipped``.
     """
     if not needed:
         return {'needed': False, 'action': 'none', 'reason': why or 'no reboot needed', 'timeout': timeout}
-    if not host_owned:
-        return {'needed': True, 'action': 'skipped', 'timeout': timeout,
-                'reason': '%s; not rebooted: %s' % (why, not_owned_reason or 'the kernel is not this host\'s')}
     if not allowed:
         return {'needed': True, 'action': 'deferred', 'timeout': timeout,
                 'reason': '%s; deferred: %s is false, reboot when convenient and run the play again'
                           % (why, allowed_variable)}
+    if not host_owned:
+        return {'needed': True, 'action': 'skipped', 'timeout': timeout,
+                'reason': '%s; not rebooted: %s' % (why, not_owned_reason or 'the kernel is not this host\'s')}
     return {'needed': True, 'action': 'reboot', 'timeout': timeout,
             'reason': '%s; rebooting once every role of the play has asked (%s is true)' % (why, allowed_variable)}
 
