@@ -120,9 +120,8 @@ def convert_value(name, spec, value):
     if value is None:
         if _nullable(spec):
             return None
-        raise InputError(['%s must not be null (expected %s)' % (name, 'a list' if kind == 'list'
-                                                                   else 'a mapping' if kind == 'dict'
-                                                                   else 'a ' + kind)])
+        expected = 'a list' if kind == 'list' else 'a mapping' if kind == 'dict' else 'a ' + kind
+        raise InputError(['%s must not be null (expected %s)' % (name, expected)])
     if kind == 'raw':
         result = value
     elif kind == 'bool':

@@ -13,17 +13,21 @@ short_description: Convert a role's variables once, by its argument specificatio
 version_added: 0.2.0
 description:
   - Reads the C(meta/argument_specs.yml) of a role of this collection and publishes every variable it
-    declares, converted to its declared type, as the fact C(__<role>) (keys without the role prefix:
+    declares, converted to its declared type, as the fact C(__<role>) (keys without the role prefix, so
     C(os_tuning_reboot) becomes C(__os_tuning.reboot)).
   - Ansible validates role variables against the argument spec but hands the role the raw values, so
     C(-e os_tuning_reboot=false) would stay the string C("false"). After this action the role reads only
-    the converted values; C(-e VAR=false) is false for every boolean, C(-e VAR=8) an integer for every
+    the converted values, so C(-e VAR=false) is false for every boolean, C(-e VAR=8) an integer for every
     integer.
   - A string, number or mapping where a list is expected, and anything but a mapping where a dict is
     expected, fails naming the variable (a string is never split into a list). C(null) is accepted only
     where the default is C(null) or the type is C(raw). Choices are checked after conversion.
-  - Runs on the controller and changes nothing on the host; the fact is not cached.
-author: gpuops.dlserver developers
+  - Runs on the controller and changes nothing on the host. The fact is not cached.
+author:
+  - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 options:
   role:
     description: Name of a role of this collection (C(os_tuning), C(nvidia_driver), ...).
@@ -39,6 +43,10 @@ options:
 attributes:
   action:
     support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
   check_mode:
     support: full
   diff_mode:

@@ -10,7 +10,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv=${VENV:-$repo/.venv}
 py=${SANITY_PYTHON:-3.11}
 "$venv/bin/python" "$repo/tests/sanity/seed_get_pip.py"
-work=${SANITY_WORKDIR:-${TMPDIR:-/tmp}/gpuops-dlserver-sanity}
+# One work directory per checkout, so two checkouts (worktrees, CI beside a session) never share one.
+work=${SANITY_WORKDIR:-${TMPDIR:-/tmp}/gpuops-dlserver-sanity-$(printf %s "$repo" | cksum | cut -d" " -f1)}
 dest="$work/ansible_collections/gpuops/dlserver"
 rm -rf "$work" && mkdir -p "$dest"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -c) | tar -x -C "$dest"
