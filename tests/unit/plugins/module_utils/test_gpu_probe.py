@@ -236,7 +236,9 @@ def test_unknown_device_gets_architecture_from_compute_capability(tmp_path, monk
     facts = probe(sysfs_root=root, procfs_root=str(tmp_path), pci_ids_path=EXCERPT, nvml="disabled",
                   nvidia_smi="disabled")
     assert facts["gpus"][0]["architecture"] == "unknown" and facts["gpus"][0]["name"] is None
-    assert facts["capabilities"]["open_kernel_modules_supported"] is False
+    # a device id of Turing or later: new silicon, which the open modules drive
+    assert facts["gpus"][0]["id_generation"] == "turing_or_newer"
+    assert facts["capabilities"]["open_kernel_modules_supported"] is True
     data = copy.deepcopy(fake_pynvml.load_host("v100-2gpu"))
     data["devices"] = [dict(data["devices"][0], bus_id="00000000:41:00.0", compute_capability=[12, 0],
                             name="NVIDIA Future GPU")]
