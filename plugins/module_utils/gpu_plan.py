@@ -726,7 +726,8 @@ def _decide_mig(ctx, driver):
         return {'capable_gpus': [], 'mode': None, 'apply_to': [], 'apply': False,
                 'reason': 'nvidia_driver_mig_mode is disabled and no GPU is MIG-capable: nothing to disable'}
     if not capable:
-        detail = 'no GPU of this host is MIG-capable (MIG: A100, A30, H100, H200, B200 class data-centre GPUs)'
+        detail = ('no GPU of this host is MIG-capable (MIG: A100, A30, H100, H200, B200 class data-centre GPUs '
+                  'and RTX PRO 6000/5000/4500 Blackwell)')
         if unknown:
             detail += '; MIG capability of %d GPU(s) is unknown until the driver answers' % len(unknown)
         ctx['errors'].append(_error('mig_not_capable', 'mig',
@@ -759,11 +760,11 @@ def _decide_dcgm(ctx):
             why_not.append('%s: architecture unknown' % _gpu_label(gpu))
         elif info['order'] < PROFILING_MIN_ORDER:
             why_not.append('%s: %s predates Volta' % (_gpu_label(gpu), gpu['architecture']))
-        elif gpu.get('datacenter') is None:
-            why_not.append('%s: not known to be a data-centre GPU' % _gpu_label(gpu))
+        elif gpu.get('datacenter') is None and gpu.get('segment') is None:
+            why_not.append('%s: not known to be a data-centre or workstation GPU' % _gpu_label(gpu))
         else:
-            why_not.append('%s: not a data-centre GPU' % _gpu_label(gpu))
-    rule = 'DCGM profiling (DCP) metrics exist on data-centre GPUs of Volta and newer'
+            why_not.append('%s: a GeForce GPU, neither data-centre nor workstation' % _gpu_label(gpu))
+    rule = 'DCGM profiling (DCP) metrics exist on data-centre and workstation (RTX/Quadro) GPUs of Volta and newer'
     if mode == 'disabled':
         profiling = {'value': False, 'supported_gpus': supported,
                      'reason': 'dcgm_exporter_profiling is disabled'}
