@@ -138,8 +138,8 @@ def test_through_ansible_loader(tmp_path):
     assert plan['nvlink_subnet_manager']['required'] is True
     # NVLink 5: no PCI NVSwitch, the switch-management functions are what the role binds NVLSM to
     assert plan['host']['nvswitch_count'] == 0
-    assert plan['nvlink_subnet_manager']['mgmt_nics'] == ['0000:05:00.0', '0000:05:00.1', '0000:06:00.0',
-                                                         '0000:06:00.1']
+    mgmt = ['0000:05:00.0', '0000:05:00.1', '0000:06:00.0', '0000:06:00.1']
+    assert plan['nvlink_subnet_manager']['mgmt_nics'] == mgmt
     assert plan['imex'] == dict(plan['imex'], required=False, gpus=[])
     assert plan['roles']['gpu_validate']['run'] is True
 

@@ -308,8 +308,8 @@ def test_hgx_b200_fabric_at_every_depth(trees, tmp_path, monkeypatch):
     facts = _probe(trees, "hgx-b200-8gpu", tmp_path)
     assert facts["nvlink_fabric"] == {"nvswitch_pci_count": 0, "switch_mgmt_nic_count": 4, "vpd_unreadable": [],
                                       "nvml_switch_links": None, "detected": True, "nvlink5": True}
-    assert [n["ib_devices"] for n in facts["nvswitch_mgmt_nics"]] == [["mlx5_8"], ["mlx5_9"], ["mlx5_10"],
-                                                                       ["mlx5_11"]]
+    ib = [["mlx5_8"], ["mlx5_9"], ["mlx5_10"], ["mlx5_11"]]
+    assert [n["ib_devices"] for n in facts["nvswitch_mgmt_nics"]] == ib
     assert all(g["nvswitch_baseboard"] and g["segment"] == "datacenter" for g in facts["gpus"])
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml.from_host("hgx-b200-8gpu"))
     facts = _probe(trees, "hgx-b200-8gpu", tmp_path)
