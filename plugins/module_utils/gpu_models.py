@@ -55,61 +55,126 @@ _MIG_CHIPS = ("GA100", "GH100", "GB100", "GB110")
 # A data-centre product name, for ids that pci.ids knows but KNOWN_GPUS does not:
 # "Tesla ...", "A800 80GB PCIe", "H800", "L20", "B100", "HGX ...".
 _DATACENTER_NAME_RE = re.compile(r"^(Tesla |HGX |[ABHL]\d+[A-Z]?\b|GH\d+\b|GB\d+\b)")
+# A workstation product name (Quadro, RTX Axxxx, RTX xxxx Ada, RTX PRO): DCGM profiling exists there too.
+_WORKSTATION_NAME_RE = re.compile(r"^(Quadro |RTX A\d+|RTX \d+ Ada|RTX PRO )")
+
+# NVIDIA's device ids grow with each generation: every Turing and newer GPU has an id of
+# 0x1e00 or more (TU102 is 0x1e02), every Volta, Pascal, Maxwell and Kepler GPU one below
+# (GV100 0x1db1-0x1df6, Titan V 0x1d81, GP108 up to 0x1d52). For an id no table knows this
+# is the only hint there is: new silicon (Turing and newer) has a GSP and runs the open modules.
+TURING_FIRST_DEVICE_ID = 0x1E00
+
+SEGMENTS = ("datacenter", "workstation", "geforce")
 
 
-def _gpu(chip, name, datacenter, mig, memory_gb):
-    return {
+def _gpu(chip, name, segment, mig, memory_gb, **extra):
+    entry = {
         "chip": chip,
         "name": name,
-        "datacenter": datacenter,
+        "segment": segment,
+        "datacenter": segment == "datacenter",
         "mig_capable": mig,
         "memory_gb": memory_gb,
+        # first driver branch that drives this GPU (None: the architecture's floor applies)
+        "min_branch": None,
+        # first driver version, where a branch's first releases do not support it yet
+        "min_version": None,
+        # False where NVIDIA ships no proprietary kernel module for the GPU
+        "proprietary": True,
+        # Grace-based NVL rack trays (GB200/GB300): multi-node NVLink needs the IMEX daemon
+        "imex": False,
+        # SXM GPU that only exists on an NVSwitch baseboard (HGX/DGX)
+        "nvswitch_baseboard": False,
     }
+    entry.update(extra)
+    return entry
 
 
-# PCI device id -> model. Names as in pci.ids (the bracketed part).
+_R575 = {"min_branch": 575}
+_R580_82 = {"min_branch": 580, "min_version": "580.82.07"}
+
+# PCI device id -> model. Names as NVIDIA's driver README prints them (without "NVIDIA ").
+# Sources (docs/hardware-gating.md): [README] the "Compatible GPUs" table of NVIDIA's
+# open-gpu-kernel-modules README (device id per product, up to the 580/610 branches);
+# [MIG] the MIG user guide's "Supported GPUs"; [pci.ids] the public PCI ID database.
+# The table wins over a host's pci.ids for every property, and for the name where the
+# host's (older) pci.ids has no product name for the id.
 KNOWN_GPUS = {
-    # Volta
-    0x1DB1: _gpu("GV100GL", "Tesla V100 SXM2 16GB", True, False, 16),
-    0x1DB4: _gpu("GV100GL", "Tesla V100 PCIe 16GB", True, False, 16),
-    0x1DB5: _gpu("GV100GL", "Tesla V100 SXM2 32GB", True, False, 32),
-    0x1DB6: _gpu("GV100GL", "Tesla V100 PCIe 32GB", True, False, 32),
-    0x1DB8: _gpu("GV100GL", "Tesla V100 SXM3 32GB", True, False, 32),
-    0x1DF5: _gpu("GV100GL", "Tesla V100 SXM2 16GB", True, False, 16),
-    0x1DF6: _gpu("GV100GL", "Tesla V100S PCIe 32GB", True, False, 32),
-    # Turing
-    0x1EB8: _gpu("TU104GL", "Tesla T4", True, False, 16),
-    # Ampere
-    0x20B0: _gpu("GA100", "A100 SXM4 40GB", True, True, 40),
-    0x20B1: _gpu("GA100", "A100 PCIe 40GB", True, True, 40),
-    0x20B2: _gpu("GA100", "A100 SXM4 80GB", True, True, 80),
-    0x20B5: _gpu("GA100", "A100 PCIe 80GB", True, True, 80),
-    0x20F1: _gpu("GA100", "A100 PCIe 40GB", True, True, 40),
-    0x20B7: _gpu("GA100GL", "A30 PCIe", True, True, 24),
-    0x2236: _gpu("GA102GL", "A10", True, False, 24),
-    0x2235: _gpu("GA102GL", "A40", True, False, 48),
-    0x2230: _gpu("GA102GL", "RTX A6000", False, False, 48),
-    0x2204: _gpu("GA102", "GeForce RTX 3090", False, False, 24),
-    # Ada Lovelace
-    0x27B8: _gpu("AD104GL", "L4", True, False, 24),
-    0x26B5: _gpu("AD102GL", "L40", True, False, 48),
-    0x26B9: _gpu("AD102GL", "L40S", True, False, 48),
-    0x26B1: _gpu("AD102GL", "RTX 6000 Ada Generation", False, False, 48),
-    0x2684: _gpu("AD102", "GeForce RTX 4090", False, False, 24),
-    # Hopper
-    0x2330: _gpu("GH100", "H100 SXM5 80GB", True, True, 80),
-    0x2331: _gpu("GH100", "H100 PCIe", True, True, 80),
-    0x2321: _gpu("GH100", "H100L 94GB", True, True, 94),  # H100 NVL
-    0x2335: _gpu("GH100", "H200 SXM 141GB", True, True, 141),
-    0x233B: _gpu("GH100", "H200 NVL", True, True, 141),
-    0x2329: _gpu("GH100", "H20", True, True, 96),
-    0x232C: _gpu("GH100", "H20 HBM3e", True, True, None),
-    0x2342: _gpu("GH100", "GH200 120GB / 480GB", True, True, 96),
-    0x2348: _gpu("GH100", "GH200 144G HBM3e", True, True, 144),
-    # Blackwell
-    0x2901: _gpu("GB100", "B200", True, True, 180),
-    0x2909: _gpu("GB100", "HGX B200 168GB", True, True, None),
-    0x2B85: _gpu("GB202", "GeForce RTX 5090", False, False, 32),
+    # Volta [pci.ids]
+    0x1DB1: _gpu("GV100GL", "Tesla V100 SXM2 16GB", "datacenter", False, 16),
+    0x1DB4: _gpu("GV100GL", "Tesla V100 PCIe 16GB", "datacenter", False, 16),
+    0x1DB5: _gpu("GV100GL", "Tesla V100 SXM2 32GB", "datacenter", False, 32),
+    0x1DB6: _gpu("GV100GL", "Tesla V100 PCIe 32GB", "datacenter", False, 32),
+    0x1DB8: _gpu("GV100GL", "Tesla V100 SXM3 32GB", "datacenter", False, 32),
+    0x1DF5: _gpu("GV100GL", "Tesla V100 SXM2 16GB", "datacenter", False, 16),
+    0x1DF6: _gpu("GV100GL", "Tesla V100S PCIe 32GB", "datacenter", False, 32),
+    # Turing [pci.ids]
+    0x1EB8: _gpu("TU104GL", "Tesla T4", "datacenter", False, 16),
+    # Ampere [README][MIG]
+    0x20B0: _gpu("GA100", "A100 SXM4 40GB", "datacenter", True, 40),
+    0x20B1: _gpu("GA100", "A100 PCIe 40GB", "datacenter", True, 40),
+    0x20B2: _gpu("GA100", "A100 SXM4 80GB", "datacenter", True, 80),
+    0x20B5: _gpu("GA100", "A100 PCIe 80GB", "datacenter", True, 80),
+    0x20F1: _gpu("GA100", "A100 PCIe 40GB", "datacenter", True, 40),
+    0x20B7: _gpu("GA100GL", "A30 PCIe", "datacenter", True, 24),
+    0x20F3: _gpu("GA100", "A800-SXM4-80GB", "datacenter", True, 80),
+    0x20F5: _gpu("GA100", "A800 80GB PCIe", "datacenter", True, 80),
+    0x20F6: _gpu("GA100", "A800 40GB Active", "workstation", False, 40),
+    0x2236: _gpu("GA102GL", "A10", "datacenter", False, 24),
+    0x2235: _gpu("GA102GL", "A40", "datacenter", False, 48),
+    0x25B6: _gpu("GA107GL", "A2 / A16", "datacenter", False, None),
+    0x2230: _gpu("GA102GL", "RTX A6000", "workstation", False, 48),
+    0x2231: _gpu("GA102GL", "RTX A5000", "workstation", False, 24),
+    0x2233: _gpu("GA102GL", "RTX A5500", "workstation", False, 24),
+    0x24B0: _gpu("GA104GL", "RTX A4000", "workstation", False, 16),
+    0x2204: _gpu("GA102", "GeForce RTX 3090", "geforce", False, 24),
+    # Ada Lovelace [README]
+    0x27B8: _gpu("AD104GL", "L4", "datacenter", False, 24),
+    0x26B5: _gpu("AD102GL", "L40", "datacenter", False, 48),
+    0x26B9: _gpu("AD102GL", "L40S", "datacenter", False, 48),
+    0x26BA: _gpu("AD102GL", "L20", "datacenter", False, 48),
+    0x26B1: _gpu("AD102GL", "RTX 6000 Ada Generation", "workstation", False, 48),
+    0x26B2: _gpu("AD102GL", "RTX 5000 Ada Generation", "workstation", False, 32),
+    0x26B3: _gpu("AD102GL", "RTX 5880 Ada Generation", "workstation", False, 48),
+    0x27B1: _gpu("AD104GL", "RTX 4500 Ada Generation", "workstation", False, 24),
+    0x27B2: _gpu("AD104GL", "RTX 4000 Ada Generation", "workstation", False, 20),
+    0x2684: _gpu("AD102", "GeForce RTX 4090", "geforce", False, 24),
+    0x2685: _gpu("AD102", "GeForce RTX 4090 D", "geforce", False, 24),
+    # Hopper [README][MIG]; floors per GPU (docs/hardware-gating.md)
+    0x2330: _gpu("GH100", "H100 SXM5 80GB", "datacenter", True, 80),
+    0x2331: _gpu("GH100", "H100 PCIe", "datacenter", True, 80),
+    0x2339: _gpu("GH100", "H100", "datacenter", True, None),
+    0x2321: _gpu("GH100", "H100L 94GB", "datacenter", True, 94),  # H100 NVL
+    0x2322: _gpu("GH100", "H800 PCIe", "datacenter", True, 80),
+    0x2324: _gpu("GH100", "H800", "datacenter", True, 80),
+    0x233A: _gpu("GH100", "H800 NVL", "datacenter", True, 94),
+    0x2335: _gpu("GH100", "H200 SXM 141GB", "datacenter", True, 141, min_branch=550),
+    0x233B: _gpu("GH100", "H200 NVL", "datacenter", True, 141, min_branch=565),
+    0x2329: _gpu("GH100", "H20", "datacenter", True, 96),
+    0x232C: _gpu("GH100", "H20 HBM3e", "datacenter", True, None),
+    0x230E: _gpu("GH100", "H20 NVL16", "datacenter", True, None),
+    # Grace Hopper: open kernel modules only [2]
+    0x2342: _gpu("GH100", "GH200 120GB / 480GB", "datacenter", True, 96, proprietary=False),
+    0x2348: _gpu("GH100", "GH200 144G HBM3e", "datacenter", True, 144, proprietary=False, min_branch=565),
+    # Blackwell [README][MIG]; open kernel modules only (architecture rule)
+    0x2901: _gpu("GB100", "B200", "datacenter", True, 180, nvswitch_baseboard=True),
+    0x2909: _gpu("GB100", "HGX B200 168GB", "datacenter", True, None, nvswitch_baseboard=True),
+    0x2941: _gpu("GB100", "GB200", "datacenter", True, 186, imex=True),
+    0x3182: _gpu("GB110", "B300 SXM6 AC", "datacenter", True, 288, nvswitch_baseboard=True, **_R580_82),
+    0x31C2: _gpu("GB110", "GB300", "datacenter", True, 288, imex=True, **_R580_82),
+    0x31C3: _gpu("GB110", "GB300", "datacenter", True, 288, imex=True, **_R580_82),
+    0x2BB1: _gpu("GB202GL", "RTX PRO 6000 Blackwell Workstation Edition", "workstation", True, 96, **_R575),
+    0x2BB4: _gpu("GB202GL", "RTX PRO 6000 Blackwell Max-Q Workstation Edition", "workstation", True, 96,
+                 **_R575),
+    0x2BB5: _gpu("GB202GL", "RTX PRO 6000 Blackwell Server Edition", "datacenter", True, 96, **_R575),
+    0x2BB3: _gpu("GB202GL", "RTX PRO 5000 Blackwell", "workstation", True, 48),
+    0x2C31: _gpu("GB203GL", "RTX PRO 4500 Blackwell", "workstation", True, 32),
+    0x2C3A: _gpu("GB203GL", "RTX PRO 4500 Blackwell Server Edition", "datacenter", False, 32),
+    0x2C34: _gpu("GB203GL", "RTX PRO 4000 Blackwell", "workstation", False, 24),
+    0x2B85: _gpu("GB202", "GeForce RTX 5090", "geforce", False, 32),
+    0x2B87: _gpu("GB202", "GeForce RTX 5090 D", "geforce", False, 32),
+    0x2C02: _gpu("GB203", "GeForce RTX 5080", "geforce", False, 16),
+    0x2C05: _gpu("GB203", "GeForce RTX 5070 Ti", "geforce", False, 16),
 }
 
 # NVSwitch PCI ids (class 0x0680). No Blackwell-era (NVLink 5) switch id could be
@@ -251,28 +316,60 @@ def _device_int(device_id):
         return None
 
 
+def _useful_pci_ids_name(found, dev):
+    """False for what an old pci.ids says of an id it does not really know ("Device 2bb1",
+    a bare chip code name without a product name)."""
+    chip, name = found
+    if not name or name.lower().startswith("device ") or name.lower() == "%04x" % dev:
+        return False
+    return name != chip
+
+
+def id_generation_hint(device_id):
+    """``"turing_or_newer"`` or ``"pre_turing"`` from an NVIDIA GPU's device id, None when unknown."""
+    dev = _device_int(device_id)
+    if dev is None or not 0 < dev <= 0xFFFF:
+        return None
+    return "turing_or_newer" if dev >= TURING_FIRST_DEVICE_ID else "pre_turing"
+
+
 def describe_gpu(device_id, pci_ids=None):
     """Model facts for an NVIDIA GPU's PCI device id (``"0x2330"`` or int).
 
     Returns ``name``, ``chip``, ``architecture``, ``datacenter``, ``mig_capable``,
-    ``memory_gb`` and ``name_source`` (``pci.ids``, ``table`` or None).
+    ``memory_gb``, ``name_source`` (``pci.ids``, ``table`` or None), and the table's
+    ``segment`` (``datacenter``, ``workstation``, ``geforce`` or None), ``min_branch``,
+    ``min_version``, ``proprietary_supported``, ``imex``, ``nvswitch_baseboard``,
+    ``known`` (the table has the id) and ``id_generation`` (id_generation_hint()).
     """
     dev = _device_int(device_id)
     known = KNOWN_GPUS.get(dev)
     found = pci_ids.lookup(dev) if (pci_ids is not None and dev is not None) else None
-    if found:
+    if found and (not known or _useful_pci_ids_name(found, dev)):
         chip, name, source = found[0], found[1], "pci.ids"
     elif known:
         chip, name, source = known["chip"], known["name"], "table"
+    elif found:
+        chip, name, source = found[0], found[1], "pci.ids"
     else:
         chip, name, source = None, None, None
-    arch = architecture_from_chip(chip) or (architecture_from_chip(known["chip"]) if known else None)
+    # the table is curated: its chip decides the architecture where it has the id
+    arch = (architecture_from_chip(known["chip"]) if known else None) or architecture_from_chip(chip)
     if known:
         datacenter, mig, memory = known["datacenter"], known["mig_capable"], known["memory_gb"]
+        segment = known["segment"]
     else:
         datacenter = bool(name and _DATACENTER_NAME_RE.match(name))
         mig = bool(datacenter and chip and chip.split("GL")[0] in _MIG_CHIPS)
         memory = None
+        if datacenter:
+            segment = "datacenter"
+        elif name and _WORKSTATION_NAME_RE.match(name):
+            segment = "workstation"
+        elif name and name.startswith(("GeForce ", "TITAN ")):
+            segment = "geforce"
+        else:
+            segment = None
     return {
         "name": name,
         "chip": chip,
@@ -281,6 +378,14 @@ def describe_gpu(device_id, pci_ids=None):
         "mig_capable": mig,
         "memory_gb": memory,
         "name_source": source,
+        "segment": segment,
+        "min_branch": known["min_branch"] if known else None,
+        "min_version": known["min_version"] if known else None,
+        "proprietary_supported": known["proprietary"] if known else None,
+        "imex": known["imex"] if known else False,
+        "nvswitch_baseboard": known["nvswitch_baseboard"] if known else False,
+        "known": known is not None,
+        "id_generation": id_generation_hint(dev),
     }
 
 

@@ -18,6 +18,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_models import describe_gpu
+
 PLAN_VERSION = 1
 
 # ---------------------------------------------------------------------------------------
@@ -44,6 +46,14 @@ UNKNOWN_ARCH = 'unknown'
 # Open kernel modules were first published with the R515 branch; R560 made them the default.
 OPEN_MODULES_FIRST_BRANCH = 515
 OPEN_MODULES_DEFAULT_BRANCH = 560
+# Before R545 the open modules were production quality on data-centre GPUs only: on GeForce
+# and workstation GPUs they were alpha and refused to load without this module parameter.
+OPEN_MODULES_ALL_GPUS_BRANCH = 545
+OPEN_MODULES_UNSUPPORTED_PARAMETER = 'NVreg_OpenRmEnableUnsupportedGpus=1'
+# A GPU no table can name but whose PCI device id is Turing-or-newer is new silicon: it gets
+# the open modules (the only ones for Blackwell and newer) and a branch at least this new
+# (the newest branch the collection's table has a floor for: B300/GB300).
+UNKNOWN_GPU_MIN_BRANCH = 580
 # DCGM profiling (DCP) metrics: data-centre GPUs, Volta and newer.
 PROFILING_MIN_ORDER = ARCHITECTURES['volta']['order']
 # NVLink subnet manager: fourth-generation NVSwitch systems (NVLink 5, HGX/DGX B200 and later).
@@ -212,8 +222,31 @@ def _normalise_gpus(facts, warnings):
             arch = UNKNOWN_ARCH
         entry = dict(gpu)
         entry['architecture'] = arch
+        _add_model(entry)
         result.append(entry)
     return result
+
+
+def _add_model(entry):
+    """Per-GPU vendor facts from the collection's table (gpu_models.KNOWN_GPUS), by device id.
+
+    Keys the probe already put in the facts win; the table fills what older facts lack, so
+    the plan and the probe judge a GPU by the same row.
+    """
+    model = describe_gpu(entry.get('pci_device_id')) if entry.get('pci_device_id') is not None else {}
+    known = model.get('known', False)
+    for key in ('segment', 'min_branch', 'min_version', 'imex', 'nvswitch_baseboard'):
+        if entry.get(key) is None:
+            entry[key] = model.get(key) if known else None
+    if entry.get('proprietary_supported') is None:
+        entry['proprietary_supported'] = model.get('proprietary_supported') if known else None
+    if entry.get('segment') is None and entry.get('datacenter') is True:
+        entry['segment'] = 'datacenter'
+    if entry.get('model_name') is None:
+        entry['model_name'] = entry.get('name') or (model.get('name') if known else None)
+    entry['id_generation'] = entry.get('id_generation') or model.get('id_generation')
+    # an unknown GPU whose id is Turing-or-newer (or that has no id at all) is treated as new silicon
+    entry['new_silicon'] = entry['architecture'] == UNKNOWN_ARCH and entry['id_generation'] != 'pre_turing'
 
 
 def _entry(code, message, **extra):
@@ -234,7 +267,49 @@ def _arch_list(archs):
 
 def _profiling_supported(gpu):
     info = ARCHITECTURES.get(gpu['architecture'])
-    return bool(info and info['order'] >= PROFILING_MIN_ORDER and gpu.get('datacenter') is True)
+    return bool(info and info['order'] >= PROFILING_MIN_ORDER
+                and (gpu.get('datacenter') is True or gpu.get('segment') == 'workstation'))
+
+
+def _open_capable(gpu):
+    info = ARCHITECTURES.get(gpu['architecture'])
+    if info is None:
+        return gpu.get('new_silicon', False)
+    return info['open']
+
+
+def fabric_evidence(facts, gpus=None):
+    """What says this host has an NVSwitch fabric, from every depth of the probe.
+
+    ``nvswitches``: NVSwitch PCI functions (NVLink 3/4: HGX A100/H100);
+    ``mgmt_nics``: bus ids of ConnectX-7 switch-management functions (VPD SW_MNG, NVLink 5:
+    HGX/DGX B200, B300); ``nvml_switch_links``: active NVLinks whose remote device type is
+    "switch"; ``vpd_unreadable``: ConnectX-7 functions whose VPD could not be read.
+    """
+    facts = facts or {}
+    if gpus is None:
+        gpus = _normalise_gpus(facts, [])
+    fabric = facts.get('nvlink_fabric') if isinstance(facts.get('nvlink_fabric'), dict) else {}
+    mgmt = []
+    for nic in facts.get('nvswitch_mgmt_nics') or []:
+        bus = nic.get('pci_bus_id') if isinstance(nic, dict) else nic
+        if bus:
+            mgmt.append(bus)
+    for nic in facts.get('nics') or []:
+        if isinstance(nic, dict) and nic.get('nvlink_switch_mgmt') is True and nic.get('pci_bus_id') not in mgmt:
+            mgmt.append(nic.get('pci_bus_id'))
+    links = _int_or_none(fabric.get('nvml_switch_links'))
+    if links is None:
+        counted = [1 for g in gpus for link in (g.get('nvlinks') or ())
+                   if isinstance(link, dict) and link.get('active') and link.get('remote_type') == 'switch']
+        links = len(counted) if counted else None
+    return {
+        'nvswitches': _count(facts, 'nvswitch_count', len(facts.get('nvswitches') or [])),
+        'mgmt_nics': sorted(mgmt),
+        'nvml_switch_links': links or 0,
+        'vpd_unreadable': list(fabric.get('vpd_unreadable') or []),
+        'baseboard_gpus': [g.get('pci_bus_id') for g in gpus if g.get('nvswitch_baseboard')],
+    }
 
 
 def capabilities_from_facts(facts):
@@ -243,11 +318,12 @@ def capabilities_from_facts(facts):
     The probe may call this so that its summary and the plan never disagree.
     """
     gpus = _normalise_gpus(facts or {}, [])
-    archs = [g['architecture'] for g in gpus]
+    evidence = fabric_evidence(facts, gpus)
     return {
-        'fabric_manager_required': bool(gpus) and _count(facts or {}, 'nvswitch_count', 0) > 0,
-        'open_kernel_modules_supported': bool(archs) and all(
-            ARCHITECTURES.get(a, {}).get('open', False) for a in archs),
+        'fabric_manager_required': bool(gpus) and bool(
+            evidence['nvswitches'] or evidence['mgmt_nics'] or evidence['nvml_switch_links']
+            or (evidence['baseboard_gpus'] and evidence['vpd_unreadable'])),
+        'open_kernel_modules_supported': bool(gpus) and all(_open_capable(g) for g in gpus),
         'mig_capable': any(g.get('mig_capable') is True for g in gpus),
         'dcgm_profiling_supported': any(_profiling_supported(g) for g in gpus),
     }
@@ -272,16 +348,17 @@ def _decide_driver(ctx):
         required = False
         reason = 'no NVIDIA GPU found on PCI; set nvidia_driver_force: true to install the driver anyway'
 
-    branch_min, branch_max, branch_reason = _branch_range(ctx)
+    branch_min, branch_max, branch_reason, branch_min_version = _branch_range(ctx)
     requested = opts['driver_branch']
 
     modules, modules_reason = _decide_modules(ctx, required, requested)
 
     if not required:
-        branch = {'value': requested, 'min': None, 'max': None,
+        branch = {'value': requested, 'min': None, 'max': None, 'min_version': None,
                   'reason': 'no driver is installed on this host, so the branch is not checked'}
     else:
-        branch = _decide_branch(ctx, requested, branch_min, branch_max, branch_reason, modules)
+        branch = _decide_branch(ctx, requested, branch_min, branch_max, branch_reason, modules,
+                                branch_min_version)
 
     if not required:
         load = (False, 'no driver is installed on this host')
@@ -310,25 +387,54 @@ def _decide_driver(ctx):
     }
 
 
+def _gpu_model_label(gpu):
+    name = gpu.get('model_name') or 'GPU'
+    if not name.startswith('NVIDIA '):
+        name = 'NVIDIA ' + name
+    return '%s (%s, device %s)' % (name, gpu.get('pci_bus_id') or '?', gpu.get('pci_device_id') or '?')
+
+
 def _branch_range(ctx):
+    """(min, max, reason, min_version): the branch range every GPU of the host accepts.
+
+    Floors come from each architecture and from each GPU's own row (a GPU newer than its
+    architecture's first branch, e.g. H200 needs R550); an unknown new GPU asks for
+    UNKNOWN_GPU_MIN_BRANCH.
+    """
     lows, highs = [], []
     for arch in ctx['known_archs']:
         info = ARCHITECTURES[arch]
         if info['min_branch'] is not None:
-            lows.append((info['min_branch'], arch))
+            lows.append((info['min_branch'], arch, None))
         if info['max_branch'] is not None:
             highs.append((info['max_branch'], arch))
-    low = max(lows) if lows else None
+    seen = set()
+    for gpu in ctx['gpus']:
+        floor = _int_or_none(gpu.get('min_branch'))
+        label = None
+        if floor is not None:
+            label = '%s' % _gpu_model_label(gpu)
+        elif gpu.get('new_silicon'):
+            floor, label = UNKNOWN_GPU_MIN_BRANCH, 'GPU %s of unknown model (device %s, new silicon)' % (
+                gpu.get('pci_bus_id') or '?', gpu.get('pci_device_id') or '?')
+        if floor is not None and (floor, gpu.get('pci_device_id')) not in seen:
+            seen.add((floor, gpu.get('pci_device_id')))
+            lows.append((floor, label, gpu.get('min_version')))
+    low = max(lows, key=lambda item: item[0]) if lows else None
     high = min(highs) if highs else None
     parts = []
+    min_version = None
     if low:
-        parts.append('%s needs branch %d or newer' % (low[1], low[0]))
+        versions = sorted(set(v for b, dummy, v in lows if b == low[0] and v))
+        min_version = versions[-1] if versions else None
+        parts.append('%s needs branch %d or newer%s' % (
+            low[1], low[0], ' (%s or later)' % min_version if min_version else ''))
     if high:
         parts.append('%s is supported up to branch %d' % (high[1], high[0]))
-    return (low[0] if low else None), (high[0] if high else None), '; '.join(parts)
+    return (low[0] if low else None), (high[0] if high else None), '; '.join(parts), min_version
 
 
-def _decide_branch(ctx, requested, low, high, range_reason, modules):
+def _decide_branch(ctx, requested, low, high, range_reason, modules, min_version=None):
     errors = ctx['errors']
     if low is not None and high is not None and low > high:
         errors.append(_error('no_common_branch', 'driver_branch',
@@ -365,22 +471,38 @@ def _decide_branch(ctx, requested, low, high, range_reason, modules):
                              'nvidia_driver_branch to %d or newer, or nvidia_driver_kernel_modules: '
                              'proprietary where the GPUs allow it' % (
                                  OPEN_MODULES_FIRST_BRANCH, value, OPEN_MODULES_FIRST_BRANCH)))
-    return {'value': value, 'min': low, 'max': high, 'reason': reason}
+    return {'value': value, 'min': low, 'max': high, 'min_version': min_version if low is not None else None,
+            'reason': reason}
 
 
 def _decide_modules(ctx, required, branch):
     choice = ctx['options']['kernel_modules']
     errors = ctx['errors']
     known = ctx['known_archs']
-    need_open = sorted(a for a in known if not ARCHITECTURES[a]['proprietary'])
+    gpus = ctx['gpus']
+    # what needs the open modules: Blackwell (architecture), GH200 (its own row), new silicon
+    need_open = [a for a in sorted(known, key=lambda x: ARCHITECTURES[x]['order'])
+                 if not ARCHITECTURES[a]['proprietary']]
+    need_open += sorted(set(_gpu_model_label(g) for g in gpus
+                            if g.get('proprietary_supported') is False and ARCHITECTURES.get(
+                                g['architecture'], {}).get('proprietary', True)))
+    new_silicon = [g for g in gpus if g.get('new_silicon')]
+    old_unknown = [g for g in gpus if g['architecture'] == UNKNOWN_ARCH and not g.get('new_silicon')]
     need_prop = sorted(a for a in known if not ARCHITECTURES[a]['open'])
+    # GeForce/workstation GPUs on a branch whose open modules were alpha for them
+    early = branch is not None and branch < OPEN_MODULES_ALL_GPUS_BRANCH
+    alpha = [g for g in gpus if early and _open_capable(g) and g.get('segment') != 'datacenter']
+    alpha_note = ('open kernel modules before branch %d were alpha quality on GeForce and workstation GPUs '
+                  '(%s) and load there only with the module parameter %s'
+                  % (OPEN_MODULES_ALL_GPUS_BRANCH, ', '.join(sorted(set(_gpu_model_label(g) for g in alpha))),
+                     OPEN_MODULES_UNSUPPORTED_PARAMETER)) if alpha else ''
     if not required:
         return None, 'no driver is installed on this host'
 
     unknown_note = ''
-    if ctx['has_unknown']:
+    if old_unknown:
         unknown_note = ('; %d GPU(s) of unknown architecture cannot be checked against this choice'
-                        % ctx['unknown_count'])
+                        % len(old_unknown))
 
     if choice != 'auto':
         reason = '%s kernel modules, set by nvidia_driver_kernel_modules' % choice
@@ -388,38 +510,60 @@ def _decide_modules(ctx, required, branch):
             errors.append(_error('kernel_modules_conflict', 'kernel_modules',
                                  '%s GPUs are driven by the open kernel modules only; set '
                                  'nvidia_driver_kernel_modules to open or auto (it is proprietary)'
-                                 % _arch_list(need_open)))
-            reason += ', which %s GPUs do not support' % _arch_list(need_open)
+                                 % ', '.join(need_open)))
+            reason += ', which %s GPUs do not support' % ', '.join(need_open)
+        if choice == 'proprietary' and new_silicon:
+            ctx['warnings'].append(_entry(
+                'unknown_gpu_proprietary',
+                'proprietary kernel modules forced on %d GPU(s) no table names but whose device id is Turing or '
+                'newer: Blackwell and newer GPUs run the open modules only' % len(new_silicon)))
         if choice == 'open' and need_prop:
             errors.append(_error('kernel_modules_conflict', 'kernel_modules',
                                  'the open kernel modules need the GSP of Turing and newer GPUs; %s GPUs need '
                                  'the proprietary ones: set nvidia_driver_kernel_modules to proprietary or auto '
                                  '(it is open)' % _arch_list(need_prop)))
             reason += ', which %s GPUs do not support' % _arch_list(need_prop)
+        if choice == 'open' and alpha:
+            errors.append(_error('open_modules_alpha', 'kernel_modules',
+                                 'nvidia_driver_kernel_modules is open with branch %d: %s. The collection does '
+                                 'not set that parameter; set nvidia_driver_branch to %d or newer, or '
+                                 'nvidia_driver_kernel_modules to proprietary or auto'
+                                 % (branch, alpha_note, OPEN_MODULES_ALL_GPUS_BRANCH)))
+            reason += '; %s' % alpha_note
         return choice, reason + unknown_note
 
     if need_open and need_prop:
         errors.append(_error('kernel_modules_conflict', 'kernel_modules',
                              'no kernel-module flavour drives every GPU of this host: %s need the open '
                              'modules, %s the proprietary ones. No value of nvidia_driver_kernel_modules can '
-                             'work; split the GPUs across hosts' % (_arch_list(need_open), _arch_list(need_prop))))
+                             'work; split the GPUs across hosts' % (', '.join(need_open), _arch_list(need_prop))))
         return None, 'no flavour fits: %s need open, %s need proprietary' % (
-            _arch_list(need_open), _arch_list(need_prop))
+            ', '.join(need_open), _arch_list(need_prop))
     if need_open:
-        reason = '%s GPUs are supported by the open kernel modules only' % _arch_list(need_open)
-        if ctx['has_unknown']:
-            reason += unknown_note
-        return 'open', reason
+        reason = '%s GPUs are supported by the open kernel modules only' % ', '.join(need_open)
+        return 'open', reason + unknown_note
     if need_prop:
         return 'proprietary', ('%s GPUs predate Turing: they have no GSP, which the open kernel modules need; '
                                'NVIDIA keeps the proprietary modules for them (and for hosts mixing them with '
                                'newer GPUs)' % _arch_list(need_prop))
-    if ctx['has_unknown']:
+    if old_unknown:
         return 'proprietary', (
-            '%d GPU(s) of unknown architecture: not guessing. The proprietary modules drive every '
-            'architecture from Maxwell to Hopper, the open ones only Turing and newer, and GPUs the probe '
-            'cannot name are mostly older ones it has no table row for. If these are Blackwell or newer, '
-            'set nvidia_driver_kernel_modules: open' % ctx['unknown_count'])
+            '%d GPU(s) of unknown architecture whose PCI device id is older than Turing\'s (below 0x%04x): '
+            'not guessing open. The proprietary modules drive every architecture from Maxwell to Hopper; '
+            'if these are Turing or newer, set nvidia_driver_kernel_modules: open'
+            % (len(old_unknown), 0x1E00))
+    if alpha:
+        return 'proprietary', alpha_note + ': the proprietary modules are the production ones there'
+    if new_silicon and not known:
+        ctx['warnings'].append(_entry(
+            'unknown_gpu_new_silicon',
+            '%d GPU(s) no table names (device %s) have a Turing-or-newer device id: treated as new silicon, '
+            'open kernel modules and branch %d or newer; add the id to gpu_models.KNOWN_GPUS'
+            % (len(new_silicon), ', '.join(sorted(set(str(g.get('pci_device_id')) for g in new_silicon))),
+               UNKNOWN_GPU_MIN_BRANCH)))
+        return 'open', ('%d GPU(s) of unknown model with a Turing-or-newer device id: the safe choice for new '
+                        'silicon is the open kernel modules (the only ones for Blackwell and newer)'
+                        % len(new_silicon))
     if not known:
         # forced install on a host without GPUs: follow the branch's own default flavour
         if branch is not None and branch < OPEN_MODULES_DEFAULT_BRANCH:
@@ -431,6 +575,11 @@ def _decide_modules(ctx, required, branch):
     if branch is not None and branch < OPEN_MODULES_FIRST_BRANCH:
         return 'proprietary', ('%s GPUs would take the open modules, but branch %d predates them (first in %d)'
                                % (_arch_list(known), branch, OPEN_MODULES_FIRST_BRANCH))
+    if new_silicon:
+        ctx['warnings'].append(_entry(
+            'unknown_gpu_new_silicon',
+            '%d GPU(s) no table names have a Turing-or-newer device id: treated as new silicon (open kernel '
+            'modules, branch %d or newer)' % (len(new_silicon), UNKNOWN_GPU_MIN_BRANCH)))
     return 'open', ('%s GPUs are Turing or newer: NVIDIA recommends the open kernel modules for them '
                     '(the default since branch %d)' % (_arch_list(known), OPEN_MODULES_DEFAULT_BRANCH))
 
@@ -447,29 +596,64 @@ def _nvswitch_generations(facts):
 
 def _decide_fabric(ctx, driver):
     facts = ctx['facts']
-    nvswitches = ctx['nvswitch_count']
+    evidence = ctx['fabric']
+    nvswitches = evidence['nvswitches']
+    mgmt = evidence['mgmt_nics']
+    links = evidence['nvml_switch_links']
     load = driver['load_modules']['value']
-    if nvswitches == 0:
-        fm = {'required': False, 'start': False,
-              'reason': 'no NVSwitch on PCI: GPUs talk over PCIe or direct NVLink bridges, no fabric to manage'}
-        nvlsm = {'required': False, 'start': False, 'reason': 'no NVSwitch on PCI'}
+    found = []
+    if nvswitches:
+        found.append('%d NVSwitch(es) on PCI' % nvswitches)
+    if mgmt:
+        found.append('%d NVLink switch-management function(s) (ConnectX-7 with SW_MNG in its VPD: %s)'
+                     % (len(mgmt), ', '.join(mgmt)))
+    if links:
+        found.append('%d active NVLink(s) ending at a switch (NVML)' % links)
+    unconfirmed = not found and evidence['baseboard_gpus'] and evidence['vpd_unreadable']
+    if unconfirmed:
+        found.append('%d GPU(s) that exist only on NVSwitch baseboards (%s), and the VPD of %d ConnectX-7 '
+                     'function(s) could not be read to confirm the switch trays'
+                     % (len(evidence['baseboard_gpus']), ', '.join(evidence['baseboard_gpus']),
+                        len(evidence['vpd_unreadable'])))
+        ctx['warnings'].append(_entry(
+            'nvlink5_unconfirmed',
+            'NVLink 5 switch trays not confirmed: the ConnectX-7 VPD could not be read (run gpu_facts as root); '
+            'Fabric Manager and NVLSM are planned because %s are NVSwitch-baseboard GPUs'
+            % ', '.join(evidence['baseboard_gpus'])))
+    elif not found and evidence['baseboard_gpus'] and ctx['gpu_count']:
+        ctx['warnings'].append(_entry(
+            'nvswitch_baseboard_without_switch',
+            'GPU(s) %s exist only on NVSwitch baseboards, but no NVSwitch, no switch-management function and '
+            'no switch NVLink was found (GPUs passed through to a VM?): Fabric Manager is not planned'
+            % ', '.join(evidence['baseboard_gpus'])))
+    detected = {'nvswitches': nvswitches, 'mgmt_nics': mgmt, 'nvml_switch_links': links}
+    if not found:
+        fm = {'required': False, 'start': False, 'detected_by': [],
+              'reason': 'no NVSwitch fabric: no NVSwitch on PCI, no NVLink switch-management function, no NVLink '
+                        'to a switch; GPUs talk over PCIe or direct NVLink bridges'}
+        nvlsm = {'required': False, 'start': False, 'mgmt_nics': [], 'reason': 'no NVSwitch fabric'}
         return fm, nvlsm
     if not driver['required']:
         ctx['warnings'].append(_entry('nvswitch_without_gpus',
-                                      '%d NVSwitch(es) on PCI but no GPU: GPUs may have fallen off the bus'
-                                      % nvswitches))
-        reason = '%d NVSwitch(es) but no driver is installed on this host' % nvswitches
-        return ({'required': False, 'start': False, 'reason': reason},
-                {'required': False, 'start': False, 'reason': reason})
-    fm_reason = ('%d NVSwitch(es) on PCI: Fabric Manager must configure the NVLink fabric before CUDA can use '
-                 'the GPUs (CUDA error 802 "system not yet initialized" otherwise); installed at exactly the '
-                 'driver version' % nvswitches)
+                                      'an NVSwitch fabric (%s) but no GPU: GPUs may have fallen off the bus'
+                                      % '; '.join(found)))
+        reason = 'NVSwitch fabric (%s) but no driver is installed on this host' % '; '.join(found)
+        return ({'required': False, 'start': False, 'detected_by': found, 'reason': reason},
+                {'required': False, 'start': False, 'mgmt_nics': mgmt, 'reason': reason})
+    fm_reason = ('%s: Fabric Manager must configure the NVLink fabric before CUDA can use the GPUs (CUDA error '
+                 '802 "system not yet initialized" otherwise); installed at exactly the driver version'
+                 % '; '.join(found))
     start_note = '' if load else '; not started: the kernel module is not loaded here'
-    fm = {'required': True, 'start': load, 'reason': fm_reason + start_note}
+    fm = {'required': True, 'start': load, 'detected_by': found, 'reason': fm_reason + start_note}
 
     gens = _nvswitch_generations(facts)
     new_archs = sorted(a for a in ctx['known_archs'] if ARCHITECTURES[a]['order'] >= NVLSM_MIN_ORDER)
-    if gens:
+    if mgmt or unconfirmed:
+        required = True
+        reason = ('NVLink 5 system: the NVSwitch trays are reached through ConnectX-7 switch-management '
+                  'functions, which the NVLink subnet manager (NVLSM) programs; Fabric Manager needs it '
+                  '(it needs the ib_umad kernel module and the InfiniBand diagnostics)')
+    elif gens:
         required = max(gens) >= NVLSM_MIN_NVSWITCH_GENERATION
         if required:
             verdict = 'fourth-generation NVSwitches (NVLink 5) need the NVLink subnet manager next to Fabric Manager'
@@ -492,9 +676,26 @@ def _decide_fabric(ctx, driver):
         ctx['warnings'].append(_entry('nvswitch_generation_unknown',
                                       'NVSwitch generation unknown (GPU architecture unknown): NVLSM installed '
                                       'as a precaution'))
-    nvlsm = {'required': required, 'start': required and load,
+    nvlsm = {'required': required, 'start': required and load, 'mgmt_nics': mgmt,
              'reason': reason + (start_note if required else '')}
+    del detected
     return fm, nvlsm
+
+
+def _decide_imex(ctx, driver):
+    trays = [g for g in ctx['gpus'] if g.get('imex')]
+    if not trays:
+        return {'required': False, 'gpus': [],
+                'reason': 'no Grace Blackwell NVL tray GPU (GB200, GB300): no multi-node NVLink domain to '
+                          'export memory across'}
+    labels = sorted(set(_gpu_model_label(g) for g in trays))
+    if not driver['required']:
+        return {'required': False, 'gpus': [g.get('pci_bus_id') for g in trays],
+                'reason': 'Grace Blackwell GPUs, but no driver is installed on this host'}
+    return {'required': True, 'gpus': [g.get('pci_bus_id') for g in trays],
+            'reason': ('%s: GB200/GB300 NVL trays share GPU memory across the rack\'s NVLink domain through the '
+                       'IMEX daemon (nvidia-imex, same version as the driver); this collection does not install '
+                       'it yet' % ', '.join(labels))}
 
 
 def _decide_persistence(ctx, driver):
@@ -525,7 +726,8 @@ def _decide_mig(ctx, driver):
         return {'capable_gpus': [], 'mode': None, 'apply_to': [], 'apply': False,
                 'reason': 'nvidia_driver_mig_mode is disabled and no GPU is MIG-capable: nothing to disable'}
     if not capable:
-        detail = 'no GPU of this host is MIG-capable (MIG: A100, A30, H100, H200, B200 class data-centre GPUs)'
+        detail = ('no GPU of this host is MIG-capable (MIG: A100, A30, H100, H200, B200 class data-centre GPUs '
+                  'and RTX PRO 6000/5000/4500 Blackwell)')
         if unknown:
             detail += '; MIG capability of %d GPU(s) is unknown until the driver answers' % len(unknown)
         ctx['errors'].append(_error('mig_not_capable', 'mig',
@@ -558,11 +760,11 @@ def _decide_dcgm(ctx):
             why_not.append('%s: architecture unknown' % _gpu_label(gpu))
         elif info['order'] < PROFILING_MIN_ORDER:
             why_not.append('%s: %s predates Volta' % (_gpu_label(gpu), gpu['architecture']))
-        elif gpu.get('datacenter') is None:
-            why_not.append('%s: not known to be a data-centre GPU' % _gpu_label(gpu))
+        elif gpu.get('datacenter') is None and gpu.get('segment') is None:
+            why_not.append('%s: not known to be a data-centre or workstation GPU' % _gpu_label(gpu))
         else:
-            why_not.append('%s: not a data-centre GPU' % _gpu_label(gpu))
-    rule = 'DCGM profiling (DCP) metrics exist on data-centre GPUs of Volta and newer'
+            why_not.append('%s: a GeForce GPU, neither data-centre nor workstation' % _gpu_label(gpu))
+    rule = 'DCGM profiling (DCP) metrics exist on data-centre and workstation (RTX/Quadro) GPUs of Volta and newer'
     if mode == 'disabled':
         profiling = {'value': False, 'supported_gpus': supported,
                      'reason': 'dcgm_exporter_profiling is disabled'}
@@ -701,6 +903,7 @@ def build_plan(facts, options=None):
         'unknown_count': sum(1 for g in gpus if g['architecture'] == UNKNOWN_ARCH),
         'driver_facts': driver_facts,
     }
+    ctx['fabric'] = fabric_evidence(facts, gpus)
     _collect_warnings(ctx)
     driver = _decide_driver(ctx)
     fabric_manager, nvlsm = _decide_fabric(ctx, driver)
@@ -710,6 +913,7 @@ def build_plan(facts, options=None):
         'host': {
             'gpu_count': ctx['gpu_count'],
             'nvswitch_count': ctx['nvswitch_count'],
+            'nvswitch_mgmt_nic_count': len(ctx['fabric']['mgmt_nics']),
             'architectures': sorted(archs, key=lambda a: ARCHITECTURES.get(a, {'order': 999})['order']),
             'source': facts.get('source'),
             'in_container': opts['in_container'],
@@ -717,6 +921,7 @@ def build_plan(facts, options=None):
         'driver': driver,
         'fabric_manager': fabric_manager,
         'nvlink_subnet_manager': nvlsm,
+        'imex': _decide_imex(ctx, driver),
         'persistence': _decide_persistence(ctx, driver),
         'mig': _decide_mig(ctx, driver),
         'dcgm': dcgm,

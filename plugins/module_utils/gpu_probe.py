@@ -25,7 +25,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_models import 
     find_pci_ids,
 )
 from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_plan import capabilities_from_facts
-from ansible_collections.gpuops.dlserver.plugins.module_utils.pci import PciScanError, scan_pci
+from ansible_collections.gpuops.dlserver.plugins.module_utils.pci import CONNECTX7_DEVICE, PciScanError, scan_pci
 
 NVML_CHOICES = ("auto", "required", "disabled")
 NVIDIA_SMI_CHOICES = ("auto", "disabled")
@@ -151,7 +151,23 @@ def _topology_from_smi(gpus, topo, index_to_bus):
     }
 
 
-def _run_nvml(nvml, nvml_path, gpus, nvswitches, tried, errors):
+def _unexpected(depth, exc):
+    return "unexpected error in the %s depth: %s: %s" % (depth, type(exc).__name__, exc)
+
+
+def _run_nvml(nvml, nvml_path, gpus, nvswitches, tried, errors, init_timeout=None):
+    try:
+        return _run_nvml_depth(nvml, nvml_path, gpus, nvswitches, tried, errors, init_timeout)
+    except ProbeError:
+        raise
+    except Exception as exc:  # a broken binding must not end the probe with a traceback
+        if nvml == "required":
+            raise ProbeError("nvml: required, but " + _unexpected("NVML", exc))
+        tried.append(_tried("nvml", False, _unexpected("NVML", exc)))
+        return None
+
+
+def _run_nvml_depth(nvml, nvml_path, gpus, nvswitches, tried, errors, init_timeout):
     if nvml == "disabled":
         tried.append(_tried("nvml", False, "disabled by the nvml option"))
         return None
@@ -165,7 +181,8 @@ def _run_nvml(nvml, nvml_path, gpus, nvswitches, tried, errors):
                              % (reason, nvml_depth.INSTALL_HINT))
         tried.append(_tried("nvml", False, reason))
         return None
-    found = nvml_depth.collect(module, [g["pci_bus_id"] for g in gpus], [s["pci_bus_id"] for s in nvswitches])
+    found = nvml_depth.collect(module, [g["pci_bus_id"] for g in gpus], [s["pci_bus_id"] for s in nvswitches],
+                               init_timeout=init_timeout)
     if not found["answered"]:
         if nvml == "required":
             raise ProbeError("nvml: required, but NVML did not answer: %s" % found["reason"])
@@ -177,6 +194,14 @@ def _run_nvml(nvml, nvml_path, gpus, nvswitches, tried, errors):
 
 
 def _run_smi(nvidia_smi, binary, get_bin_path, run_command, gpus, tried, errors):
+    try:
+        return _run_smi_depth(nvidia_smi, binary, get_bin_path, run_command, gpus, tried, errors)
+    except Exception as exc:  # never a traceback: the depth did not answer, and says why
+        tried.append(_tried("nvidia-smi", False, _unexpected("nvidia-smi", exc)))
+        return None
+
+
+def _run_smi_depth(nvidia_smi, binary, get_bin_path, run_command, gpus, tried, errors):
     if nvidia_smi == "disabled":
         tried.append(_tried("nvidia-smi", False, "disabled by the nvidia_smi option"))
         return None
@@ -204,14 +229,45 @@ def _run_smi(nvidia_smi, binary, get_bin_path, run_command, gpus, tried, errors)
     return found
 
 
+def nvlink_fabric(nics, nvswitches, gpus, source):
+    """What says this host has an NVSwitch fabric, from every depth.
+
+    NVLink 5 systems (HGX/DGX B200, B300) have no NVSwitch on the host's PCI bus; their
+    switch trays are managed through ConnectX-7 functions whose VPD carries SW_MNG, and
+    at the NVML depth the GPUs' NVLinks end at a device of remote type "switch".
+    """
+    mgmt = [n for n in nics if n.get("nvlink_switch_mgmt") is True]
+    unreadable = [n["pci_bus_id"] for n in nics
+                  if n.get("pci_device_id") == "0x%04x" % CONNECTX7_DEVICE and not n.get("virtual_function")
+                  and (n.get("vpd") or {}).get("present") and not (n.get("vpd") or {}).get("readable")]
+    switch_links = None
+    if source == "nvml":
+        switch_links = 0
+        for gpu in gpus:
+            for link in gpu.get("nvlinks") or ():
+                if link.get("active") and link.get("remote_type") == "switch":
+                    switch_links += 1
+    return {
+        "nvswitch_pci_count": len(nvswitches),
+        "switch_mgmt_nic_count": len(mgmt),
+        "vpd_unreadable": unreadable,
+        "nvml_switch_links": switch_links,
+        "detected": bool(nvswitches or mgmt or switch_links),
+        "nvlink5": bool(mgmt),
+    }
+
+
 def probe(sysfs_root="/sys", procfs_root="/proc", pci_ids_path=None, nvml="auto",
           nvml_path=nvml_depth.DEFAULT_NVML_PATHS, nvidia_smi="auto", nvidia_smi_path=None,
-          run_command=None, get_bin_path=None):
+          run_command=None, get_bin_path=None, nvml_init_timeout=None):
     """Probe the host and return the ``gpuops_gpu`` facts.
 
-    ``run_command(args) -> (rc, stdout, stderr)`` runs nvidia-smi (with a C locale);
-    ``get_bin_path(name)`` finds it when ``nvidia_smi_path`` is not given.
-    Raises ProbeError when the sysfs tree is missing or ``nvml="required"`` cannot be met.
+    ``run_command(args) -> (rc, stdout, stderr)`` runs nvidia-smi (with a C locale and a time
+    limit: the caller's runner enforces it); ``get_bin_path(name)`` finds it when
+    ``nvidia_smi_path`` is not given. ``nvml_init_timeout`` (seconds) bounds nvmlInit.
+    Raises ProbeError when the sysfs tree is missing or unreadable, or ``nvml="required"``
+    cannot be met. Any other error of a deeper depth becomes that depth's reason in
+    ``depths_tried``.
     """
     if nvml not in NVML_CHOICES:
         raise ProbeError("nvml must be one of %s, got %r" % (", ".join(NVML_CHOICES), nvml))
@@ -233,11 +289,11 @@ def probe(sysfs_root="/sys", procfs_root="/proc", pci_ids_path=None, nvml="auto"
         nvswitches.append(switch)
 
     tried = [_tried("pci", True)]
-    errors = []
+    errors = list(scan.get("errors") or ())
     source = "pci"
     topology = None
 
-    found = _run_nvml(nvml, nvml_path, gpus, nvswitches, tried, errors)
+    found = _run_nvml(nvml, nvml_path, gpus, nvswitches, tried, errors, nvml_init_timeout)
     if found is not None:
         source = "nvml"
         tried.append(_tried("nvidia-smi", False, "skipped: NVML answered"))
@@ -259,6 +315,12 @@ def probe(sysfs_root="/sys", procfs_root="/proc", pci_ids_path=None, nvml="auto"
         driver["version"] = deep_driver or driver["version"]
     driver["cuda_version"] = deep_cuda
 
+    fabric = nvlink_fabric(scan["nics"], nvswitches, gpus, source)
+    if fabric["vpd_unreadable"]:
+        errors.append({"source": "pci", "error": (
+            "the VPD of %d ConnectX-7 function(s) (%s) could not be read, so NVLink 5 switch-management "
+            "functions (SW_MNG) cannot be told from ordinary NICs; run the probe as root (VPD is root-only)"
+            % (len(fabric["vpd_unreadable"]), ", ".join(fabric["vpd_unreadable"])))})
     facts = {
         "source": source,
         "depths_tried": tried,
@@ -267,6 +329,11 @@ def probe(sysfs_root="/sys", procfs_root="/proc", pci_ids_path=None, nvml="auto"
         "gpus": gpus,
         "nvswitches": nvswitches,
         "nics": scan["nics"],
+        "nvswitch_mgmt_nics": [
+            {"pci_bus_id": n["pci_bus_id"], "ib_devices": n["ib_devices"], "netdevs": n["netdevs"],
+             "numa_node": n.get("numa_node")}
+            for n in scan["nics"] if n.get("nvlink_switch_mgmt") is True],
+        "nvlink_fabric": fabric,
         "driver": driver,
         "pci_ids_path": pci_ids.path if pci_ids is not None else None,
         "errors": errors,

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.pci import normalize_bus_id
@@ -28,7 +29,11 @@ QUERY_FIELDS = (
     "persistence_mode", "mig.mode.current", "power.limit", "ecc.mode.current",
 )
 LEGACY_QUERY_FIELDS = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
-_NOT_AVAILABLE = ("", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "[Insufficient Permissions]")
+_NOT_AVAILABLE = ("", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "Unknown Error",
+                  "[Insufficient Permissions]", "[GPU is lost]", "[Requested functionality has been deprecated]")
+# nvidia-smi answers every value it cannot give with a bracketed text ("[Unknown Error]",
+# "[GPU requires reset]", ...): none of them is a value.
+_BRACKETED = re.compile(r"^\[.*\]$")
 _CUDA_RE = re.compile(r"CUDA Version:\s*([0-9]+\.[0-9]+)")
 
 
@@ -38,7 +43,7 @@ def query_args(binary, fields=QUERY_FIELDS):
 
 def _value(text):
     text = text.strip()
-    return None if text in _NOT_AVAILABLE else text
+    return None if text in _NOT_AVAILABLE or _BRACKETED.match(text) else text
 
 
 def _enabled(text):
@@ -61,14 +66,17 @@ def _number(text):
         number = float(value)
     except ValueError:
         return None
+    if math.isnan(number) or math.isinf(number):
+        return None  # "inf", "nan": not a number a fact can hold (JSON has none)
     return int(number) if number == int(number) else number
 
 
 def parse_query(text, fields=QUERY_FIELDS):
     """Rows of ``--query-gpu ... --format=csv,noheader,nounits`` -> list of GPU dicts.
 
-    Values nvidia-smi cannot give (``[N/A]``, ``[Not Supported]``) become None.
-    Raises ValueError for a row with the wrong number of fields or a bad bus id.
+    Values nvidia-smi cannot give (``[N/A]``, ``[Not Supported]``, ``[Unknown Error]``, any
+    bracketed text, ``inf``/``nan`` numbers) become None. Raises ValueError for a row with
+    the wrong number of fields or a bad bus id.
     """
     gpus = []
     for lineno, line in enumerate(text.splitlines(), 1):

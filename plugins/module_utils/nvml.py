@@ -19,6 +19,7 @@ __metaclass__ = type
 import importlib
 import os
 import sys
+import threading
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.pci import normalize_bus_id, nvml_bus_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.nvidia_topo import compress_cpu_list
@@ -282,12 +283,51 @@ def _nvlink_topology(gpus, nvswitch_bus_ids):
     return active, result
 
 
-def collect(pynvml, pci_gpu_bus_ids=(), nvswitch_bus_ids=()):
+DEFAULT_INIT_TIMEOUT = 30
+
+
+class InitTimeout(Exception):
+    """nvmlInit did not return in time (a hung GPU or driver)."""
+
+
+def init_with_timeout(pynvml, timeout):
+    """Call ``pynvml.nvmlInit()`` in a worker thread and wait at most ``timeout`` seconds.
+
+    The binding calls into libnvidia-ml through ctypes, which releases the GIL, so a call
+    stuck in the driver does not stop this thread from giving up. The stuck thread is a
+    daemon: it cannot be killed, but it does not keep the module's process alive, and NVML
+    is never used again in this run. Raises InitTimeout, or what nvmlInit raised.
+    """
+    if timeout is None:
+        pynvml.nvmlInit()
+        return
+    outcome = {}
+
+    def target():
+        try:
+            pynvml.nvmlInit()
+            outcome["ok"] = True
+        except BaseException as exc:  # handed to the caller below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, name="gpuops-nvmlInit")
+    worker.daemon = True
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise InitTimeout("nvmlInit did not return within %s s (a hung GPU or driver?); NVML is not used "
+                          "in this run" % timeout)
+    if "error" in outcome:
+        raise outcome["error"]
+
+
+def collect(pynvml, pci_gpu_bus_ids=(), nvswitch_bus_ids=(), init_timeout=None):
     """Everything NVML says about the GPUs.
 
     Returns a dict: ``answered`` (bool), ``reason`` (why not), ``driver_version``,
     ``cuda_version``, ``gpus`` ({sysfs bus id: detail}), ``topology``
-    ({bus: {bus: code}}) and ``errors`` (list of dicts).
+    ({bus: {bus: code}}) and ``errors`` (list of dicts). ``init_timeout`` (seconds)
+    bounds nvmlInit (init_with_timeout()).
     """
     result = {
         "answered": False,
@@ -300,7 +340,10 @@ def collect(pynvml, pci_gpu_bus_ids=(), nvswitch_bus_ids=()):
     }
     reader = NvmlReader(pynvml)
     try:
-        pynvml.nvmlInit()
+        init_with_timeout(pynvml, init_timeout)
+    except InitTimeout as exc:
+        result["reason"] = str(exc)
+        return result
     except reader.error_class as exc:
         result["reason"] = "nvmlInit failed: %s" % exc
         return result

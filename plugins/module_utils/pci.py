@@ -7,12 +7,24 @@ Reads ``<sysfs_root>/bus/pci/devices/*`` and keeps what a GPU server is made of:
 NVIDIA GPUs and NVSwitches (vendor ``0x10de``), the GPUs' companion functions
 (HDMI audio, USB, serial bus) and Mellanox/NVIDIA network adapters (vendor
 ``0x15b3``) for topology. Everything else is skipped after reading its vendor.
+
+On NVLink 5 systems (HGX/DGX B200, B300) the NVSwitches are not host PCI functions:
+the host reaches them through ConnectX-7 functions (15b3:1021) whose PCI Vital
+Product Data carries ``SW_MNG``, next to ordinary ConnectX-7 NICs with the same id.
+``parse_vpd`` reads that data (PCI Local Bus Specification, VPD: large-resource
+tags 0x82 identifier string, 0x90 VPD-R, 0x91 VPD-W, small end tag 0x78).
+
+Faults: a sysfs file that is missing reads as None; permission denied raises
+SysfsPermissionError (the scan cannot be trusted); any other I/O error on a GPU's
+files keeps the GPU and is listed in the scan's ``errors``. VPD is readable by root
+only on real hosts: a VPD that cannot be read is reported on the NIC, never fatal.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import os
 import re
 
@@ -36,6 +48,125 @@ _SPEED_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
 
 class PciScanError(Exception):
     """The sysfs tree cannot be scanned (missing root or no bus/pci/devices)."""
+
+
+class SysfsPermissionError(PciScanError):
+    """A sysfs file the scan needs cannot be read: permission denied (names the path)."""
+
+    def __init__(self, path, error):
+        PciScanError.__init__(
+            self, "permission denied reading %s (%s): the PCI scan needs read access to sysfs; run the "
+                  "probe as root (become: true) or point sysfs_root at a readable tree" % (path, error))
+        self.path = path
+
+
+class SysfsReadError(Exception):
+    """An I/O error other than a missing file or a permission problem."""
+
+    def __init__(self, path, error):
+        Exception.__init__(self, "cannot read %s: %s" % (path, error))
+        self.path = path
+
+
+_MISSING = (errno.ENOENT, errno.ENOTDIR, errno.ENODEV, errno.ENXIO)
+_DENIED = (errno.EACCES, errno.EPERM)
+
+# NVLink 5 switch-management ConnectX-7 functions carry this in their VPD
+SW_MNG = b"SW_MNG"
+CONNECTX7_DEVICE = 0x1021
+
+# VPD resource tags (PCI Local Bus Specification 3.0, section 6.4 / appendix I)
+VPD_TAG_ID_STRING = 0x82
+VPD_TAG_RO = 0x90
+VPD_TAG_RW = 0x91
+VPD_TAG_END = 0x78
+VPD_MAX_BYTES = 32768
+
+
+class VpdError(ValueError):
+    """The bytes are not PCI VPD (short, garbage, or a bad length)."""
+
+
+def parse_vpd(data):
+    """Parse PCI Vital Product Data.
+
+    Returns ``{"id_string": str|None, "ro": {kw: bytes}, "rw": {kw: bytes}, "complete": bool}``;
+    ``complete`` is False when the data ends before the end tag (a partial read). Raises
+    VpdError when the bytes are not VPD at all (no identifier-string or VPD-R tag first, a
+    resource running past the data, a keyword running past its resource).
+    """
+    if isinstance(data, str):
+        data = data.encode("latin-1")
+    data = bytes(data or b"")
+    result = {"id_string": None, "ro": {}, "rw": {}, "complete": False}
+    pos = 0
+    first = True
+    while pos < len(data):
+        tag = data[pos]
+        if tag == VPD_TAG_END:
+            result["complete"] = True
+            return result
+        if tag in (0x00, 0xFF) and not first:
+            # erased EEPROM after the last resource: treat as the end of what was written
+            return result
+        if not tag & 0x80:
+            if first:
+                raise VpdError("VPD starts with small-resource tag 0x%02x, not the identifier string" % tag)
+            # other small resources: skip them (length in the low 3 bits)
+            pos += 1 + (tag & 0x07)
+            continue
+        if pos + 3 > len(data):
+            if first:
+                raise VpdError("VPD too short: %d byte(s)" % len(data))
+            return result
+        length = data[pos + 1] | (data[pos + 2] << 8)
+        body = data[pos + 3:pos + 3 + length]
+        if first and tag not in (VPD_TAG_ID_STRING, VPD_TAG_RO):
+            raise VpdError("VPD starts with tag 0x%02x, not the identifier string (0x82)" % tag)
+        if len(body) < length:
+            if first:
+                raise VpdError("VPD resource 0x%02x claims %d bytes, only %d present" % (tag, length, len(body)))
+            return result
+        first = False
+        if tag == VPD_TAG_ID_STRING:
+            result["id_string"] = body.decode("ascii", "replace").strip("\x00 ").strip() or None
+        elif tag in (VPD_TAG_RO, VPD_TAG_RW):
+            target = result["ro" if tag == VPD_TAG_RO else "rw"]
+            kpos = 0
+            while kpos + 3 <= len(body):
+                keyword = body[kpos:kpos + 2]
+                klen = body[kpos + 2]
+                value = body[kpos + 3:kpos + 3 + klen]
+                if len(value) < klen:
+                    raise VpdError("VPD keyword %r runs past its resource" % keyword)
+                try:
+                    name = keyword.decode("ascii")
+                except UnicodeDecodeError:
+                    raise VpdError("VPD keyword %r is not ASCII" % keyword)
+                if name != "RV" and name != "RW":
+                    target[name] = value
+                kpos += 3 + klen
+        pos += 3 + length
+    return result
+
+
+def vpd_text(value):
+    """A VPD keyword value as text (trailing NULs and spaces stripped)."""
+    return value.decode("ascii", "replace").rstrip("\x00 ").strip()
+
+
+def vpd_has_sw_mng(vpd):
+    """True when a parsed VPD marks an NVLink switch-management function (``SW_MNG``).
+
+    The marker sits in a keyword value (a Mellanox vendor keyword such as ``SMDL=SW_MNG``,
+    as ``lspci -vv`` prints it); it is looked for as a whole token of a value.
+    """
+    for section in ("ro", "rw"):
+        for value in vpd.get(section, {}).values():
+            tokens = re.split(rb"[^A-Za-z0-9_]+", value)
+            if SW_MNG in tokens:
+                return True
+    return False
 
 
 def parse_bus_id(value):
@@ -82,19 +213,65 @@ def link_speed_to_gen(text):
     return None
 
 
-def _read(path):
+def _raise_for(path, exc):
+    if exc.errno in _MISSING:
+        return None
+    if exc.errno in _DENIED:
+        raise SysfsPermissionError(path, os.strerror(exc.errno))
+    raise SysfsReadError(path, os.strerror(exc.errno) if exc.errno else exc)
+
+
+def _read(path, size=256):
     # os.open/os.read: a sysfs attribute is one short read, and a Python file
     # object costs more than the read itself (the 256-function scan budget).
+    # Missing -> None; permission denied -> SysfsPermissionError; other errors -> SysfsReadError.
     try:
         fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
+    except OSError as exc:
+        return _raise_for(path, exc)
     try:
-        return os.read(fd, 256).decode("ascii", "replace").strip()
-    except OSError:
-        return None
+        return os.read(fd, size).decode("ascii", "replace").strip()
+    except OSError as exc:
+        return _raise_for(path, exc)
     finally:
         os.close(fd)
+
+
+def read_vpd(dev_path):
+    """``(parsed VPD or None, error text or None)`` for a PCI function directory.
+
+    No ``vpd`` file: ``(None, None)``. Permission denied (root-only on real hosts), an I/O
+    error or bytes that are not VPD give ``(None, reason)``; nothing raises.
+    """
+    path = os.path.join(dev_path, "vpd")
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        if exc.errno in _MISSING:
+            return None, None
+        if exc.errno in _DENIED:
+            return None, "permission denied reading %s (VPD is readable by root only)" % path
+        return None, "cannot read %s: %s" % (path, os.strerror(exc.errno) if exc.errno else exc)
+    try:
+        chunks = []
+        total = 0
+        while total < VPD_MAX_BYTES:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        return None, "cannot read %s: %s" % (path, os.strerror(exc.errno) if exc.errno else exc)
+    finally:
+        os.close(fd)
+    if not data:
+        return None, "%s is empty" % path
+    try:
+        return parse_vpd(data), None
+    except VpdError as exc:
+        return None, "%s: %s" % (path, exc)
 
 
 def _int(text, base=10):
@@ -113,12 +290,29 @@ def _hex_id(text, width=4):
     return "0x%0*x" % (width, value)
 
 
-def pcie_link(dev_path):
+class _Reads(object):
+    """Reads one function's sysfs files; an I/O error is recorded, not raised."""
+
+    def __init__(self, addr, errors):
+        self.addr = addr
+        self.errors = errors
+
+    def __call__(self, path):
+        try:
+            return _read(path)
+        except SysfsReadError as exc:
+            if self.errors is not None:
+                self.errors.append({"source": "pci", "pci_bus_id": self.addr, "error": str(exc)})
+            return None
+
+
+def pcie_link(dev_path, read=None):
     """Current/max generation and width of a function's link, and whether it is degraded."""
-    current_gen = link_speed_to_gen(_read(os.path.join(dev_path, "current_link_speed")))
-    max_gen = link_speed_to_gen(_read(os.path.join(dev_path, "max_link_speed")))
-    current_width = _int(_read(os.path.join(dev_path, "current_link_width")))
-    max_width = _int(_read(os.path.join(dev_path, "max_link_width")))
+    read = read or _read
+    current_gen = link_speed_to_gen(read(os.path.join(dev_path, "current_link_speed")))
+    max_gen = link_speed_to_gen(read(os.path.join(dev_path, "max_link_speed")))
+    current_width = _int(read(os.path.join(dev_path, "current_link_width")))
+    max_width = _int(read(os.path.join(dev_path, "max_link_width")))
     reasons = []
     if current_gen is not None and max_gen is not None and current_gen < max_gen:
         reasons.append("gen")
@@ -134,8 +328,8 @@ def pcie_link(dev_path):
     }
 
 
-def _numa_node(dev_path):
-    node = _int(_read(os.path.join(dev_path, "numa_node")))
+def _numa_node(dev_path, read=None):
+    node = _int((read or _read)(os.path.join(dev_path, "numa_node")))
     if node is None or node < 0:
         return None
     return node
@@ -155,20 +349,38 @@ def _listdir(path):
         return []
 
 
-def _function(addr, dev_path, vendor, cls, full):
+def _function(addr, dev_path, vendor, cls, full, errors=None):
+    read = _Reads(addr, errors)
     entry = {
         "pci_bus_id": addr,
         "pci_vendor_id": "0x%04x" % vendor,
-        "pci_device_id": _hex_id(_read(os.path.join(dev_path, "device"))),
+        "pci_device_id": _hex_id(read(os.path.join(dev_path, "device"))),
         "pci_class": "0x%06x" % cls,
     }
     if full:
-        entry["pci_subsystem_vendor_id"] = _hex_id(_read(os.path.join(dev_path, "subsystem_vendor")))
-        entry["pci_subsystem_device_id"] = _hex_id(_read(os.path.join(dev_path, "subsystem_device")))
-        entry["numa_node"] = _numa_node(dev_path)
-        entry["pcie"] = pcie_link(dev_path)
+        entry["pci_subsystem_vendor_id"] = _hex_id(read(os.path.join(dev_path, "subsystem_vendor")))
+        entry["pci_subsystem_device_id"] = _hex_id(read(os.path.join(dev_path, "subsystem_device")))
+        entry["numa_node"] = _numa_node(dev_path, read)
+        entry["pcie"] = pcie_link(dev_path, read)
         entry["kernel_driver"] = _kernel_driver(dev_path)
     return entry
+
+
+def _nic_vpd(entry, dev_path, errors):
+    """VPD facts of a Mellanox function: ``vpd`` and ``nvlink_switch_mgmt`` (bool or None)."""
+    vpd, error = read_vpd(dev_path)
+    info = {"present": vpd is not None or error is not None, "readable": vpd is not None, "error": error,
+            "id_string": None, "part_number": None, "sw_mng": None}
+    if vpd is not None:
+        info["id_string"] = vpd["id_string"]
+        info["part_number"] = vpd_text(vpd["ro"]["PN"]) if "PN" in vpd["ro"] else None
+        info["sw_mng"] = vpd_has_sw_mng(vpd)
+        if not vpd["complete"]:
+            info["error"] = "VPD ends before its end tag (partial read)"
+    entry["vpd"] = info
+    entry["nvlink_switch_mgmt"] = info["sw_mng"]
+    if error is not None and errors is not None:
+        errors.append({"source": "pci", "pci_bus_id": entry["pci_bus_id"], "error": error})
 
 
 def _sort_key(name):
@@ -191,13 +403,22 @@ def devices_dir(sysfs_root):
 def scan_pci(sysfs_root="/sys"):
     """Scan PCI functions under ``sysfs_root``.
 
-    Returns ``{"gpus": [...], "nvswitches": [...], "nics": [...], "functions_scanned": n}``,
-    each list ordered by PCI address. Every GPU carries ``companions`` (its
-    audio/USB/serial-bus functions). Raises PciScanError when the tree is missing.
+    Returns ``{"gpus": [...], "nvswitches": [...], "nics": [...], "functions_scanned": n,
+    "errors": [...]}``, each list ordered by PCI address. Every GPU carries ``companions``
+    (its audio/USB/serial-bus functions); every Mellanox function ``vpd`` and
+    ``nvlink_switch_mgmt``. Raises PciScanError when the tree is missing and
+    SysfsPermissionError (a PciScanError) when a file it needs cannot be read for lack of
+    permission. An I/O error on a GPU's files keeps the GPU and adds an entry to ``errors``;
+    an NVIDIA function whose class cannot be read is listed in ``errors`` with its address.
     """
     base = devices_dir(sysfs_root)
-    gpus, nvswitches, nics, companions = [], [], [], []
-    names = os.listdir(base)
+    gpus, nvswitches, nics, companions, errors = [], [], [], [], []
+    try:
+        names = os.listdir(base)
+    except OSError as exc:
+        if exc.errno in _DENIED:
+            raise SysfsPermissionError(base, os.strerror(exc.errno))
+        raise PciScanError("cannot list %s: %s" % (base, os.strerror(exc.errno) if exc.errno else exc))
     # sysfs names are fixed width, so plain sorting is address order; only a
     # mix of domain widths (VMD's 10000:...) needs the parsing key.
     if len(set(len(name) for name in names)) > 1:
@@ -206,34 +427,45 @@ def scan_pci(sysfs_root="/sys"):
         names.sort()
     for name in names:
         dev_path = os.path.join(base, name)
-        vendor = _int(_read(os.path.join(dev_path, "vendor")), 16)
-        if vendor not in (NVIDIA_VENDOR, MELLANOX_VENDOR):
+        try:
+            vendor = _int(_read(os.path.join(dev_path, "vendor")), 16)
+        except SysfsReadError as exc:
+            errors.append({"source": "pci", "pci_bus_id": name, "error": str(exc)})
             continue
-        cls = _int(_read(os.path.join(dev_path, "class")), 16)
-        if cls is None:
+        if vendor not in (NVIDIA_VENDOR, MELLANOX_VENDOR):
             continue
         try:
             addr = normalize_bus_id(name)
         except ValueError:
             continue
+        try:
+            cls = _int(_read(os.path.join(dev_path, "class")), 16)
+        except SysfsReadError as exc:
+            cls = None
+            if vendor == NVIDIA_VENDOR:
+                errors.append({"source": "pci", "pci_bus_id": addr,
+                               "error": "NVIDIA function not classified (GPU or NVSwitch unknown): %s" % exc})
+        if cls is None:
+            continue
         base_sub = cls >> 8
         if vendor == NVIDIA_VENDOR:
             if base_sub in GPU_CLASSES:
-                entry = _function(addr, dev_path, vendor, cls, True)
+                entry = _function(addr, dev_path, vendor, cls, True, errors)
                 entry["companions"] = []
                 gpus.append(entry)
             elif base_sub in NVSWITCH_CLASSES:
-                nvswitches.append(_function(addr, dev_path, vendor, cls, True))
+                nvswitches.append(_function(addr, dev_path, vendor, cls, True, errors))
             elif base_sub in COMPANION_CLASSES:
-                entry = _function(addr, dev_path, vendor, cls, False)
+                entry = _function(addr, dev_path, vendor, cls, False, errors)
                 entry["kind"] = COMPANION_CLASSES[base_sub]
                 companions.append(entry)
         elif base_sub in NIC_CLASSES:
-            entry = _function(addr, dev_path, vendor, cls, True)
+            entry = _function(addr, dev_path, vendor, cls, True, errors)
             entry["kind"] = NIC_CLASSES[base_sub]
             entry["netdevs"] = _listdir(os.path.join(dev_path, "net"))
             entry["ib_devices"] = _listdir(os.path.join(dev_path, "infiniband"))
             entry["virtual_function"] = os.path.exists(os.path.join(dev_path, "physfn"))
+            _nic_vpd(entry, dev_path, None)  # unreadable VPD: on the NIC; the probe sums it up
             nics.append(entry)
 
     by_slot = dict((gpu["pci_bus_id"].rsplit(".", 1)[0], gpu) for gpu in gpus)
@@ -246,4 +478,5 @@ def scan_pci(sysfs_root="/sys"):
         "nvswitches": nvswitches,
         "nics": nics,
         "functions_scanned": len(names),
+        "errors": errors,
     }

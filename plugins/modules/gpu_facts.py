@@ -84,8 +84,29 @@ options:
     description:
       - Path of C(nvidia-smi). By default it is looked up on C(PATH).
     type: path
+  nvidia_smi_timeout:
+    description:
+      - Seconds each C(nvidia-smi) call may take. A hung GPU can make C(nvidia-smi) block in the
+        driver; after this time the call is killed (through coreutils C(timeout)) and the depth
+        reports that it did not answer, instead of hanging the play.
+      - C(0) runs without a limit.
+    type: int
+    default: 30
+  nvml_init_timeout:
+    description:
+      - Seconds C(nvmlInit) may take. It runs in a worker thread; when it does not return in time
+        the NVML depth reports why and the probe goes on (NVML is not used again in that run).
+      - C(0) waits without a limit.
+    type: int
+    default: 30
 notes:
   - Commands run with C(LC_ALL=C).
+  - No error of the probe ends in a traceback. Permission denied on a sysfs file the PCI scan needs
+    fails the task with a message naming the file; an unexpected error in the NVML or nvidia-smi
+    depth becomes that depth's reason in C(depths_tried); an I/O error on one GPU's files keeps
+    the GPU and lists the error in C(errors).
+  - PCI VPD is readable by root only. Without root, ConnectX-7 switch-management functions of
+    NVLink 5 systems cannot be told from ordinary NICs; C(errors) says so.
   - Architectures are C(volta), C(turing), C(ampere), C(ada), C(hopper), C(blackwell) or
     C(unknown); older GPUs found in the PCI ID database are reported as C(kepler),
     C(maxwell) or C(pascal) so that the driver role can refuse them by name.
@@ -93,8 +114,10 @@ notes:
     lower their link speed to save power, so C(pcie.degraded_reasons) says whether the
     generation, the width, or both are below the maximum; a lower width is the reliable sign
     of a bad slot or riser.
-  - NVSwitches of HGX B200 and later are not host PCI functions; at the NVML depth the
-    NVLink remote device type reveals them (C(nvlinks[].remote_type=switch)).
+  - NVSwitches of HGX B200 and later are not host PCI functions. The probe finds their
+    switch-management ConnectX-7 functions (VPD C(SW_MNG)) at the PCI depth and reports them in
+    C(nvswitch_mgmt_nics); at the NVML depth the NVLink remote device type reveals the switches
+    (C(nvlinks[].remote_type=switch)). C(nvlink_fabric) sums up the evidence.
 seealso:
   - name: Fact contract
     description: DESIGN.md section 3 of the collection.
@@ -178,9 +201,30 @@ ansible_facts:
           elements: dict
           returned: always
         nics:
-          description: Mellanox/NVIDIA network adapters (vendor 0x15b3) with C(netdevs) and C(ib_devices).
+          description:
+            - Mellanox/NVIDIA network adapters (vendor 0x15b3) with C(netdevs), C(ib_devices), C(vpd)
+              (C(present), C(readable), C(error), C(id_string), C(part_number), C(sw_mng)) and
+              C(nvlink_switch_mgmt) (true for an NVLink 5 switch-management function, null when the
+              VPD could not be read).
           type: list
           elements: dict
+          returned: always
+        nvswitch_mgmt_nics:
+          description:
+            - ConnectX-7 functions whose PCI VPD carries C(SW_MNG), through which the host manages the
+              NVSwitch trays of NVLink 5 systems (HGX/DGX B200, B300). Each has C(pci_bus_id),
+              C(ib_devices), C(netdevs) and C(numa_node).
+          type: list
+          elements: dict
+          returned: always
+          sample: [{"pci_bus_id": "0000:05:00.0", "ib_devices": ["mlx5_8"], "netdevs": [], "numa_node": 0}]
+        nvlink_fabric:
+          description:
+            - Evidence of an NVSwitch fabric from every depth - C(nvswitch_pci_count),
+              C(switch_mgmt_nic_count), C(vpd_unreadable) (ConnectX-7 functions whose VPD could not be
+              read), C(nvml_switch_links) (active NVLinks to a switch, null below the NVML depth),
+              C(detected) and C(nvlink5).
+          type: dict
           returned: always
         driver:
           description: C(loaded), C(version), C(cuda_version) (null when unknown) and C(kernel_module_flavor).
@@ -210,6 +254,8 @@ ansible_facts:
           returned: always
 """
 
+import traceback
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_probe import (
@@ -219,6 +265,34 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_probe import (
     probe,
 )
 from ansible_collections.gpuops.dlserver.plugins.module_utils.nvml import DEFAULT_NVML_PATHS
+
+
+TIMEOUT_RC = 124
+
+
+def command_runner(module, timeout):
+    """``run(args) -> (rc, out, err)`` with a C locale and, when ``timeout`` > 0, a time limit.
+
+    The limit is coreutils ``timeout`` (TERM after ``timeout`` seconds, KILL 5 s later), present on
+    every supported platform; where it is missing the command runs without one and ``notes``
+    says so. A killed call answers rc 124 and says it timed out.
+    """
+    wrapper = module.get_bin_path("timeout") if timeout else None
+    notes = []
+    if timeout and not wrapper:
+        notes.append("coreutils timeout not found: nvidia-smi runs without a time limit")
+
+    def run(args):
+        run.called = True
+        full = ([wrapper, "-k", "5", str(timeout)] + list(args)) if wrapper else list(args)
+        rc, out, err = module.run_command(full, environ_update={"LC_ALL": "C"})
+        if wrapper and rc in (TIMEOUT_RC, 128 + 9):
+            return TIMEOUT_RC, "", "%s did not answer within %d s and was killed (a hung GPU?)" % (args[0], timeout)
+        return rc, out, err
+
+    run.notes = notes
+    run.called = False
+    return run
 
 
 def main():
@@ -231,14 +305,17 @@ def main():
             nvml_path=dict(type="list", elements="path", default=list(DEFAULT_NVML_PATHS)),
             nvidia_smi=dict(type="str", default="auto", choices=list(NVIDIA_SMI_CHOICES)),
             nvidia_smi_path=dict(type="path"),
+            nvidia_smi_timeout=dict(type="int", default=30),
+            nvml_init_timeout=dict(type="int", default=30),
         ),
         supports_check_mode=True,
     )
-
-    def run(args):
-        return module.run_command(args, environ_update={"LC_ALL": "C"})
-
     params = module.params
+    for name in ("nvidia_smi_timeout", "nvml_init_timeout"):
+        if params[name] < 0:
+            module.fail_json(msg="%s must be 0 (no limit) or a number of seconds, got %d" % (name, params[name]))
+
+    run = command_runner(module, params["nvidia_smi_timeout"])
     try:
         facts = probe(
             sysfs_root=params["sysfs_root"],
@@ -250,9 +327,15 @@ def main():
             nvidia_smi_path=params["nvidia_smi_path"],
             run_command=run,
             get_bin_path=module.get_bin_path,
+            nvml_init_timeout=params["nvml_init_timeout"] or None,
         )
     except ProbeError as exc:
         module.fail_json(msg=str(exc))
+    except Exception as exc:  # never a traceback: say what failed, keep the trace for -vvv
+        module.fail_json(msg="gpu_facts failed unexpectedly: %s: %s" % (type(exc).__name__, exc),
+                         exception=traceback.format_exc())
+    if run.notes and run.called:
+        facts["errors"].extend({"source": "nvidia-smi", "error": note} for note in run.notes)
     module.exit_json(changed=False, ansible_facts={"gpuops_gpu": facts})
 
 

@@ -12,6 +12,12 @@ the same numeric constant values and error behaviour as nvidia-ml-py:
 * a field the fixture does not have raises NVML_ERROR_NOT_SUPPORTED, as the
   library does for a feature the GPU lacks.
 
+NVLinks: each ``nvlinks`` entry of a device (``count`` links with ``state``, ``remote_bus_id``,
+``remote_type`` and ``version``) answers nvmlDeviceGetNvLinkState/RemotePciInfo/Version and
+nvmlDeviceGetNvLinkRemoteDeviceType; ``remote_type`` 2 is NVML_NVLINK_DEVICE_TYPE_SWITCH, which
+is how NVLink 5 hosts (HGX B200, fixture ``hgx-b200-8gpu``) show switches that are no PCI
+functions; an entry without ``remote_type`` answers NVML_NVLINK_DEVICE_TYPE_UNKNOWN.
+
 Injections, for the failure paths:
 
 * ``lost=(index, ...)``: those GPUs answer every call with NVML_ERROR_GPU_IS_LOST;

@@ -136,6 +136,11 @@ def test_through_ansible_loader(tmp_path):
     assert plan['driver']['kernel_modules']['value'] == 'open'
     assert plan['driver']['branch']['value'] == 580
     assert plan['nvlink_subnet_manager']['required'] is True
+    # NVLink 5: no PCI NVSwitch, the switch-management functions are what the role binds NVLSM to
+    assert plan['host']['nvswitch_count'] == 0
+    mgmt = ['0000:05:00.0', '0000:05:00.1', '0000:06:00.0', '0000:06:00.1']
+    assert plan['nvlink_subnet_manager']['mgmt_nics'] == mgmt
+    assert plan['imex'] == dict(plan['imex'], required=False, gpus=[])
     assert plan['roles']['gpu_validate']['run'] is True
 
 
@@ -154,5 +159,5 @@ def test_ansible_doc_renders(tmp_path):
                             timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     for text in ('gpuops.dlserver.gpu_plan', 'kernel_modules', 'driver_branch', 'nvlink_subnet_manager',
-                 'EXAMPLES', 'RETURN'):
+                 'imex', 'mgmt_nics', 'min_version', 'EXAMPLES', 'RETURN'):
         assert text in result.stdout, text

@@ -45,10 +45,65 @@ def test_subsystem_and_comment_lines_are_skipped(pci_ids):
     assert pci_ids.lookup(0x2B85) == ("GB202", "GeForce RTX 5090")
 
 
+README_EXCERPT = os.path.join(os.path.dirname(EXCERPT), "nvidia-readme-gpus.excerpt")
+
+
+def _readme_rows():
+    rows = {}
+    with open(README_EXCERPT) as handle:
+        for line in handle:
+            if line.startswith("|"):
+                name, ids = [cell.strip() for cell in line.strip().strip("|").split("|")]
+                rows.setdefault(int(ids.split()[0], 16), set()).add(name)
+    return rows
+
+
 @pytest.mark.parametrize("device_id", sorted(KNOWN_GPUS))
-def test_table_agrees_with_the_public_database(pci_ids, device_id):
-    """Every id of the own table is in the excerpt of pci.ids with the same chip and name."""
-    assert pci_ids.lookup(device_id) == (KNOWN_GPUS[device_id]["chip"], KNOWN_GPUS[device_id]["name"])
+def test_table_has_a_source_for_every_id(pci_ids, device_id):
+    """Every id of the own table is in the pci.ids excerpt with the same chip and name, or in
+    NVIDIA's driver README table under the same product name (ids newer than pci.ids)."""
+    model = KNOWN_GPUS[device_id]
+    in_pci_ids = pci_ids.lookup(device_id) == (model["chip"], model["name"])
+    in_readme = "NVIDIA " + model["name"] in _readme_rows().get(device_id, ())
+    assert in_pci_ids or in_readme, "%04x %s has no source" % (device_id, model["name"])
+    assert model["segment"] in gpu_models.SEGMENTS
+
+
+@pytest.mark.parametrize("device_id, branch, version", [
+    (0x2335, 550, None), (0x233B, 565, None), (0x2348, 565, None), (0x3182, 580, "580.82.07"),
+    (0x31C2, 580, "580.82.07"), (0x2BB1, 575, None), (0x2BB4, 575, None), (0x2BB5, 575, None),
+    (0x2330, None, None), (0x2901, None, None),
+])
+def test_driver_floors_are_per_gpu(device_id, branch, version):
+    model = describe_gpu(device_id)
+    assert (model["min_branch"], model["min_version"]) == (branch, version)
+
+
+def test_grace_trays_need_imex_and_gh200_no_proprietary_modules():
+    assert sorted("%04x" % d for d, m in KNOWN_GPUS.items() if m["imex"]) == ["2941", "31c2", "31c3"]
+    assert sorted("%04x" % d for d, m in KNOWN_GPUS.items() if not m["proprietary"]) == ["2342", "2348"]
+    assert sorted("%04x" % d for d, m in KNOWN_GPUS.items() if m["nvswitch_baseboard"]) == [
+        "2901", "2909", "3182"]
+
+
+@pytest.mark.parametrize("text", ["10de  NVIDIA Corporation\n\t2bb1  GB202GL\n",
+                                  "10de  NVIDIA Corporation\n\t2bb1  Device 2bb1\n",
+                                  "10de  NVIDIA Corporation\n\t2b00  GB202\n"])
+def test_table_wins_where_an_old_pci_ids_says_nothing_useful(tmp_path, text):
+    path = tmp_path / "pci.ids"
+    path.write_text(text)
+    model = describe_gpu("0x2bb1", PciIds(str(path)))
+    assert (model["name"], model["architecture"], model["name_source"], model["mig_capable"]) == (
+        "RTX PRO 6000 Blackwell Workstation Edition", "blackwell", "table", True)
+    assert model["segment"] == "workstation" and model["min_branch"] == 575
+
+
+@pytest.mark.parametrize("device_id, hint", [
+    ("0x1e02", "turing_or_newer"), ("0x3300", "turing_or_newer"), ("0x1df6", "pre_turing"),
+    ("0x15f8", "pre_turing"), ("zz", None), (None, None), ("0x0000", None),
+])
+def test_id_generation_hint(device_id, hint):
+    assert gpu_models.id_generation_hint(device_id) == hint
 
 
 @pytest.mark.parametrize("device_id", sorted(NVSWITCHES))
@@ -136,7 +191,10 @@ def test_describe_gpu_with_pci_ids(pci_ids, device_id, name, arch, datacenter, m
 def test_describe_gpu_without_pci_ids_uses_the_table():
     model = describe_gpu(0x2330)
     assert model == {"name": "H100 SXM5 80GB", "chip": "GH100", "architecture": "hopper",
-                     "datacenter": True, "mig_capable": True, "memory_gb": 80, "name_source": "table"}
+                     "datacenter": True, "mig_capable": True, "memory_gb": 80, "name_source": "table",
+                     "segment": "datacenter", "min_branch": None, "min_version": None,
+                     "proprietary_supported": True, "imex": False, "nvswitch_baseboard": False,
+                     "known": True, "id_generation": "turing_or_newer"}
 
 
 @pytest.mark.parametrize("device_id", ["0x2fff", "0x0000", "zz", None])
@@ -148,10 +206,12 @@ def test_unknown_id_is_unknown(pci_ids, device_id):
 
 
 def test_mig_capable_table_entries():
-    """MIG: A100, A30, H100, H200, H20, GH200, B200 (NVIDIA MIG user guide, supported GPUs)."""
+    """MIG: A100, A30, A800, H100, H200, H20, H800, GH200, B200, GB200, B300, GB300 and RTX PRO
+    6000/5000/4500 Blackwell (NVIDIA MIG user guide, supported GPUs)."""
     mig = sorted("%04x" % dev for dev, model in KNOWN_GPUS.items() if model["mig_capable"])
-    assert mig == ["20b0", "20b1", "20b2", "20b5", "20b7", "20f1", "2321", "2329", "232c",
-                   "2330", "2331", "2335", "233b", "2342", "2348", "2901", "2909"]
+    assert mig == ["20b0", "20b1", "20b2", "20b5", "20b7", "20f1", "20f3", "20f5", "230e", "2321", "2322",
+                   "2324", "2329", "232c", "2330", "2331", "2335", "2339", "233a", "233b", "2342", "2348",
+                   "2901", "2909", "2941", "2bb1", "2bb3", "2bb4", "2bb5", "2c31", "3182", "31c2", "31c3"]
 
 
 def test_table_architectures_are_contract_values():

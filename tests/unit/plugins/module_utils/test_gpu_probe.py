@@ -236,7 +236,9 @@ def test_unknown_device_gets_architecture_from_compute_capability(tmp_path, monk
     facts = probe(sysfs_root=root, procfs_root=str(tmp_path), pci_ids_path=EXCERPT, nvml="disabled",
                   nvidia_smi="disabled")
     assert facts["gpus"][0]["architecture"] == "unknown" and facts["gpus"][0]["name"] is None
-    assert facts["capabilities"]["open_kernel_modules_supported"] is False
+    # a device id of Turing or later: new silicon, which the open modules drive
+    assert facts["gpus"][0]["id_generation"] == "turing_or_newer"
+    assert facts["capabilities"]["open_kernel_modules_supported"] is True
     data = copy.deepcopy(fake_pynvml.load_host("v100-2gpu"))
     data["devices"] = [dict(data["devices"][0], bus_id="00000000:41:00.0", compute_capability=[12, 0],
                             name="NVIDIA Future GPU")]
@@ -298,3 +300,25 @@ def test_smi_topology_renames_gpus_into_pci_order():
                              "GPU2": {"GPU0": "PIX", "GPU2": "X", "NIC0": "PIX"},
                              "NIC0": {"GPU0": "SYS", "GPU2": "PIX", "NIC0": "X"}}
     assert gpus[2]["cpu_affinity"] == [1] and "cpu_affinity" not in gpus[1]
+
+
+def test_hgx_b200_fabric_at_every_depth(trees, tmp_path, monkeypatch):
+    """NVLink 5: no PCI NVSwitch; PCI finds the switch-management functions, NVML the switch links."""
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    facts = _probe(trees, "hgx-b200-8gpu", tmp_path)
+    assert facts["nvlink_fabric"] == {"nvswitch_pci_count": 0, "switch_mgmt_nic_count": 4, "vpd_unreadable": [],
+                                      "nvml_switch_links": None, "detected": True, "nvlink5": True}
+    ib = [["mlx5_8"], ["mlx5_9"], ["mlx5_10"], ["mlx5_11"]]
+    assert [n["ib_devices"] for n in facts["nvswitch_mgmt_nics"]] == ib
+    assert all(g["nvswitch_baseboard"] and g["segment"] == "datacenter" for g in facts["gpus"])
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml.from_host("hgx-b200-8gpu"))
+    facts = _probe(trees, "hgx-b200-8gpu", tmp_path)
+    assert facts["source"] == "nvml" and facts["nvlink_fabric"]["nvml_switch_links"] == 8 * 18
+    assert facts["driver"]["cuda_version"] == "12.8"
+
+
+def test_expected_switch_management_functions(trees, tmp_path, no_pynvml):
+    for host in HOSTS:
+        expected = build_sysfs.load_json(host, "expected.json")
+        facts = _probe(trees, host, tmp_path)
+        assert [n["pci_bus_id"] for n in facts["nvswitch_mgmt_nics"]] == expected.get("nvswitch_mgmt_nics", []), host

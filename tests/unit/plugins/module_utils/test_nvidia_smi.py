@@ -114,3 +114,21 @@ def test_unreadable_topo_text_is_an_error_entry():
     found = nvidia_smi.collect(SMI, _with_topo_answer(0, "GPU0\tGPU1\nbanana\n", ""))
     assert found["answered"] is True and found["topo"] is None
     assert found["errors"][0]["error"].startswith("nvidia-smi topo -m")
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "nan", "[N/A]", "[Not Supported]", "[Unknown Error]",
+                                  "[GPU requires reset]", "[Insufficient Permissions]", "N/A", "garbage"])
+def test_values_that_are_no_numbers_become_none(cell):
+    row = ("00000000:1B:00.0, NVIDIA H100 80GB HBM3, GPU-x, {c}, 535.161.08, 9.0, Enabled, Disabled, {c}, "
+           "Enabled\n").format(c=cell)
+    gpu = nvidia_smi.parse_query(row)[0]
+    assert gpu["memory_total_mib"] is None and gpu["power_limit_w"] is None
+    assert gpu["name"] == "NVIDIA H100 80GB HBM3" and gpu["persistence_mode"] is True
+
+
+def test_bracketed_text_is_no_value():
+    row = "00000000:1B:00.0, [Unknown Error], [GPU is lost], 81559, [Unknown Error], [N/A], [N/A], [N/A], 700.00, [N/A]\n"
+    gpu = nvidia_smi.parse_query(row)[0]
+    assert (gpu["name"], gpu["uuid"], gpu["driver_version"], gpu["compute_capability"]) == (None, None, None, None)
+    assert gpu["mig_mode"] is None and gpu["ecc_mode"] is None
+    assert (gpu["memory_total_mib"], gpu["power_limit_w"]) == (81559, 700)

@@ -287,3 +287,33 @@ def test_fake_errors_match_the_real_binding():
     err = fake.NVMLError(fake.NVML_ERROR_GPU_IS_LOST)
     assert type(err).__name__ == "NVMLError_GpuIsLost" and str(err) == "GPU is lost"
     assert str(real.NVMLError(real.NVML_ERROR_GPU_IS_LOST)) == str(err)
+
+
+def test_nvlink5_switches_seen_through_the_remote_type():
+    """HGX B200: the 18 NVLinks of each GPU end at switches that are no host PCI functions."""
+    host = "hgx-b200-8gpu"
+    found = nvml.collect(fake_pynvml.from_host(host), _pci_buses(host), _switches(host))
+    assert _switches(host) == []
+    gpu = found["gpus"]["0000:1b:00.0"]
+    assert [l["remote_type"] for l in gpu["nvlinks"]] == ["switch"] * 18
+    assert set(l["version"] for l in gpu["nvlinks"]) == {"5.0"}
+    assert found["topology"]["0000:1b:00.0"]["0000:df:00.0"] == "NV18"
+
+
+def test_nvml_init_timeout():
+    import threading
+    release = threading.Event()
+    fake = fake_pynvml.from_host("v100-2gpu")
+    fake.nvmlInit = lambda: release.wait(30)
+    try:
+        found = nvml.collect(fake, _pci_buses("v100-2gpu"), init_timeout=0.2)
+    finally:
+        release.set()
+    assert found["answered"] is False and found["reason"].startswith("nvmlInit did not return within 0.2 s")
+    assert fake.fake_state["calls"] == 0  # nothing else was asked of a hung NVML
+
+
+def test_nvml_init_error_passes_through_the_worker_thread():
+    found = nvml.collect(fake_pynvml.from_host("v100-2gpu", init_error="DRIVER_NOT_LOADED"),
+                         _pci_buses("v100-2gpu"), init_timeout=5)
+    assert found == dict(found, answered=False, reason="nvmlInit failed: Driver Not Loaded")

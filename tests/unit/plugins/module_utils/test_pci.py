@@ -105,7 +105,8 @@ def test_rtx4090_audio_functions_are_companions_not_gpus(trees):
 
 def test_bmc_vga_and_other_vendors_are_not_gpus(trees):
     found = scan_pci(trees["cpu-only"])
-    assert found == {"gpus": [], "nvswitches": [], "nics": [], "functions_scanned": found["functions_scanned"]}
+    assert found == {"gpus": [], "nvswitches": [], "nics": [], "functions_scanned": found["functions_scanned"],
+                     "errors": []}
     assert found["functions_scanned"] >= 8
 
 
@@ -198,3 +199,129 @@ def test_other_vendors_cost_one_read(trees, monkeypatch):
             assert os.path.basename(path) == "vendor", path
     # vendor of all 256, then class, device, 2 subsystem ids, numa_node and 4 link files
     assert len(reads) == 256 + 9 * len(relevant)
+
+
+# ---- PCI Vital Product Data (NVLink 5 switch-management functions) ----
+
+SW_MNG_VPD = build_sysfs.encode_vpd(
+    "NVIDIA ConnectX-7 NVLink switch tray management",
+    {"PN": "constructed", "SN": "MT0000X00001", "VA": "MLX:MN=MLNX:CSKU=V2:UUID=V3:PCI=V0:SMDL=SW_MNG"})
+NIC_VPD = build_sysfs.encode_vpd(
+    "NVIDIA ConnectX-7 HHHL adapter card, 400GbE / NDR IB (default mode), Single-port OSFP, PCIe 5.0 x16",
+    {"PN": "MCX75310AAS-NEAT", "VA": "MLX:MN=MLNX:CSKU=V2:UUID=V3:PCI=V0:MODL=CX75310A"})
+
+
+def test_vpd_bytes_by_hand():
+    """The format itself, written out byte by byte (PCI Local Bus Specification, VPD)."""
+    data = (b"\x82\x05\x00CX-7 "            # identifier string, 5 bytes
+            b"\x90\x0e\x00"                  # VPD-R, 14 bytes
+            b"PN\x03ABC"                     # part number
+            b"V0\x03SW_"                     # not the marker: a token must be whole
+            b"RV\x02\x00\x00"                # checksum + reserved (not returned)
+            b"\x91\x08\x00"                  # VPD-W, 8 bytes
+            b"V1\x05SW_MN"                   # read-write keyword, still not the marker
+            b"\x78")                         # end tag
+    vpd = pci.parse_vpd(data)
+    assert vpd == {"id_string": "CX-7", "ro": {"PN": b"ABC", "V0": b"SW_"}, "rw": {"V1": b"SW_MN"},
+                   "complete": True}
+    assert pci.vpd_has_sw_mng(vpd) is False
+    # the same bytes with the whole marker in the VPD-W keyword (lengths adjusted)
+    marked = data.replace(b"\x91\x08\x00V1\x05SW_MN", b"\x91\x09\x00V1\x06SW_MNG")
+    assert pci.parse_vpd(marked)["rw"] == {"V1": b"SW_MNG"}
+    assert pci.vpd_has_sw_mng(pci.parse_vpd(marked)) is True
+
+
+def test_vpd_rv_checksum_of_the_builder():
+    end = SW_MNG_VPD.index(b"RV") + 3
+    assert sum(SW_MNG_VPD[:end + 1]) % 256 == 0
+
+
+@pytest.mark.parametrize("data, sw_mng", [(SW_MNG_VPD, True), (NIC_VPD, False)])
+def test_sw_mng_marker(data, sw_mng):
+    vpd = pci.parse_vpd(data)
+    assert vpd["complete"] is True and vpd["id_string"].startswith("NVIDIA ConnectX-7")
+    assert pci.vpd_text(vpd["ro"]["PN"]) in ("constructed", "MCX75310AAS-NEAT")
+    assert pci.vpd_has_sw_mng(vpd) is sw_mng
+
+
+@pytest.mark.parametrize("value, marked", [
+    (b"SMDL=SW_MNG", True), (b"SW_MNG", True), (b"MLX:SMDL=SW_MNG:X=1", True), (b"SW_MNG\x00\x00", True),
+    (b"SW_MNGX", False), (b"NOT_SW_MNG", False), (b"sw_mng", False), (b"", False),
+])
+def test_sw_mng_is_a_whole_token(value, marked):
+    assert pci.vpd_has_sw_mng({"ro": {"VA": value}, "rw": {}}) is marked
+
+
+@pytest.mark.parametrize("data, text", [
+    (b"", None),
+    (b"\x82", "too short"),
+    (b"\x82\x10\x00short", "claims 16 bytes"),
+    (b"\x00\x01\x02\x03", "small-resource tag 0x00"),
+    (b"\xff" * 64, "tag 0xff"),
+    (b"\x91\x03\x00V1\x00", "not the identifier string"),
+    (b"\x82\x01\x00X\x90\x05\x00PN\x09AB", "runs past its resource"),
+    (b"\x82\x01\x00X\x90\x03\x00\xff\xfe\x00\x78", "not ASCII"),
+])
+def test_garbage_vpd(data, text):
+    if text is None:
+        assert pci.parse_vpd(data) == {"id_string": None, "ro": {}, "rw": {}, "complete": False}
+        return
+    with pytest.raises(pci.VpdError, match=text):
+        pci.parse_vpd(data)
+
+
+def test_partial_vpd_keeps_what_was_read():
+    cut = SW_MNG_VPD[:SW_MNG_VPD.index(b"\x78") - 2]  # end tag and the checksum lost
+    vpd = pci.parse_vpd(cut)
+    assert vpd["complete"] is False and vpd["id_string"].startswith("NVIDIA") and vpd["ro"] == {}
+    # erased EEPROM after the last resource ends the data, it is not an error
+    vpd = pci.parse_vpd(SW_MNG_VPD[:-1] + b"\xff" * 32)
+    assert vpd["complete"] is False and pci.vpd_has_sw_mng(vpd) is True
+
+
+def _nic(addr, vpd=None, ib="mlx5_0"):
+    dev = {"addr": addr, "id": "15b3:1021", "class": "0x020700", "numa_node": 0, "infiniband": [ib],
+           "link": {"speed": "32.0 GT/s PCIe", "width": 16}}
+    if vpd is not None:
+        dev["vpd"] = {"hex": vpd.hex()}
+    return dev
+
+
+def test_scan_tells_switch_management_from_ordinary_nics(tmp_path):
+    root = _tree(tmp_path, [_nic("0000:05:00.0", SW_MNG_VPD, "mlx5_8"), _nic("0000:18:00.0", NIC_VPD),
+                            _nic("0000:40:00.0", b"\x82\x10\x00short", "mlx5_1"), _nic("0000:4f:00.0", None, "mlx5_2")])
+    nics = dict((n["pci_bus_id"], n) for n in scan_pci(root)["nics"])
+    assert nics["0000:05:00.0"]["nvlink_switch_mgmt"] is True
+    assert nics["0000:05:00.0"]["vpd"]["part_number"] == "constructed"
+    assert nics["0000:18:00.0"]["nvlink_switch_mgmt"] is False
+    assert nics["0000:40:00.0"]["nvlink_switch_mgmt"] is None
+    assert "claims 16 bytes" in nics["0000:40:00.0"]["vpd"]["error"]
+    assert nics["0000:40:00.0"]["vpd"]["present"] is True and nics["0000:40:00.0"]["vpd"]["readable"] is False
+    assert nics["0000:4f:00.0"]["vpd"] == {"present": False, "readable": False, "error": None, "id_string": None,
+                                           "part_number": None, "sw_mng": None}
+
+
+def test_vpd_permission_denied_is_reported_not_raised(tmp_path, monkeypatch):
+    root = _tree(tmp_path, [_nic("0000:05:00.0", SW_MNG_VPD)])
+    real_open = os.open
+
+    def fake_open(path, flags, *args):
+        if str(path).endswith("/vpd"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", fake_open)
+    nic = scan_pci(root)["nics"][0]
+    assert nic["nvlink_switch_mgmt"] is None
+    assert nic["vpd"]["error"].startswith("permission denied reading ") and "root only" in nic["vpd"]["error"]
+
+
+def test_hgx_b200_fixture(trees):
+    found = scan_pci(trees["hgx-b200-8gpu"])
+    assert len(found["gpus"]) == 8 and found["nvswitches"] == []
+    mgmt = [n["pci_bus_id"] for n in found["nics"] if n["nvlink_switch_mgmt"]]
+    plain = [n["pci_bus_id"] for n in found["nics"] if n["nvlink_switch_mgmt"] is False]
+    assert mgmt == ["0000:05:00.0", "0000:05:00.1", "0000:06:00.0", "0000:06:00.1"]
+    assert len(plain) == 8
+    assert set(n["pci_device_id"] for n in found["nics"]) == {"0x1021"}
+    assert found["errors"] == []

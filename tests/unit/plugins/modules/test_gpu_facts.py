@@ -1,8 +1,15 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpuops.dlserver.gpu_facts through AnsibleModule: arguments, check mode, facts, failures."""
+"""gpuops.dlserver.gpu_facts through AnsibleModule: arguments, check mode, facts, failures.
 
+The module reports ``changed: false`` by construction, so no test here asserts it: "changes
+nothing" is checked on the tree it read (a digest before and after) and on the commands it ran.
+"""
+
+import errno
+import hashlib
 import os
 import sys
+import threading
 
 import pytest
 import yaml
@@ -42,7 +49,7 @@ def capture_exit(monkeypatch):
 def trees(tmp_path_factory):
     base = tmp_path_factory.mktemp("sysfs")
     out = {}
-    for host in ("hgx-h100-8gpu", "v100-2gpu", "cpu-only"):
+    for host in ("hgx-h100-8gpu", "v100-2gpu", "cpu-only", "hgx-b200-8gpu"):
         out[host] = str(base / host)
         build_sysfs.build(build_sysfs.load_spec(build_sysfs.host_dir(host)), out[host])
     return out
@@ -61,12 +68,41 @@ def _args(trees, host, tmp_path, **extra):
     return args
 
 
+def _digest(root):
+    """Every path, link target, mode and file content under ``root``."""
+    sha = hashlib.sha256()
+    for base, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            path = os.path.join(base, name)
+            st = os.lstat(path)
+            sha.update(("%s %o %d\n" % (os.path.relpath(path, root), st.st_mode, st.st_size)).encode())
+            if os.path.islink(path):
+                sha.update(os.readlink(path).encode())
+            elif os.path.isfile(path):
+                with open(path, "rb") as handle:
+                    sha.update(handle.read())
+    return sha.hexdigest()
+
+
+def _strip_timeout(args):
+    """The nvidia-smi command line inside the module's ``timeout -k 5 N`` wrapper."""
+    if os.path.basename(args[0]) == "timeout":
+        assert args[1:3] == ["-k", "5"]
+        return list(args[4:])
+    return list(args)
+
+
 @pytest.mark.parametrize("check_mode", [False, True])
 def test_pci_depth_changes_nothing(trees, tmp_path, monkeypatch, check_mode):
     monkeypatch.setitem(sys.modules, "pynvml", None)
+    commands = []
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: commands.append(args))
+    before = _digest(trees["hgx-h100-8gpu"])
     args = _args(trees, "hgx-h100-8gpu", tmp_path, nvidia_smi="disabled", _ansible_check_mode=check_mode)
     result = _run(args)
-    assert result["changed"] is False and "failed" not in result
+    assert "failed" not in result, result
+    assert _digest(trees["hgx-h100-8gpu"]) == before and commands == []
     facts = result["ansible_facts"]["gpuops_gpu"]
     assert facts["source"] == "pci"
     assert (facts["gpu_count"], facts["nvswitch_count"], len(facts["nics"])) == (8, 4, 8)
@@ -81,7 +117,6 @@ def test_nvml_depth(trees, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml.from_host("hgx-h100-8gpu"))
     result = _run(_args(trees, "hgx-h100-8gpu", tmp_path, nvml="required"))
     facts = result["ansible_facts"]["gpuops_gpu"]
-    assert result["changed"] is False
     assert facts["source"] == "nvml"
     assert facts["driver"]["cuda_version"] == "12.2"
     assert facts["topology"]["matrix"]["GPU0"]["GPU7"] == "NV18"
@@ -93,8 +128,8 @@ def test_nvidia_smi_depth_runs_commands_with_c_locale(trees, tmp_path, monkeypat
     seen = []
 
     def run_command(self, args, **kwargs):
-        seen.append(kwargs.get("environ_update"))
-        return replay(args)
+        seen.append((kwargs.get("environ_update"), args[:4]))
+        return replay(_strip_timeout(args))
 
     monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
@@ -102,8 +137,189 @@ def test_nvidia_smi_depth_runs_commands_with_c_locale(trees, tmp_path, monkeypat
     facts = result["ansible_facts"]["gpuops_gpu"]
     assert facts["source"] == "nvidia-smi"
     assert facts["driver"]["cuda_version"] == "11.4"
-    assert seen and all(env == {"LC_ALL": "C"} for env in seen)
+    assert seen and all(env == {"LC_ALL": "C"} for env, dummy in seen)
+    # every call is bounded: coreutils timeout, KILL 5 s after TERM at the default 30 s
+    assert all(argv == ["/usr/bin/timeout", "-k", "5", "30"] for dummy, argv in seen)
     assert replay.calls[0][0] == "/usr/bin/nvidia-smi"
+
+
+def test_hung_nvidia_smi_does_not_hang_the_probe(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    calls = []
+
+    def run_command(self, args, **kwargs):
+        calls.append(args)
+        return 124, "", ""  # what coreutils timeout answers for a command it killed
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
+    result = _run(_args(trees, "v100-2gpu", tmp_path, nvidia_smi_timeout=7))
+    facts = result["ansible_facts"]["gpuops_gpu"]
+    assert facts["source"] == "pci" and facts["gpu_count"] == 2
+    reason = dict((d["depth"], d["reason"]) for d in facts["depths_tried"])["nvidia-smi"]
+    assert "did not answer within 7 s" in reason, reason
+    assert calls[0][:4] == ["/usr/bin/timeout", "-k", "5", "7"]
+
+
+def test_nvidia_smi_timeout_zero_runs_without_a_limit(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    replay = build_sysfs.replay_nvidia_smi("v100-2gpu")
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: replay(args))
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
+    facts = _run(_args(trees, "v100-2gpu", tmp_path, nvidia_smi_timeout=0))["ansible_facts"]["gpuops_gpu"]
+    assert facts["source"] == "nvidia-smi"
+    assert all(call[0] == "/usr/bin/nvidia-smi" for call in replay.calls)
+
+
+def test_without_coreutils_timeout_the_probe_says_so(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    replay = build_sysfs.replay_nvidia_smi("v100-2gpu")
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: replay(args))
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
+                        lambda self, name, *a, **k: None if name == "timeout" else "/usr/bin/" + name)
+    facts = _run(_args(trees, "v100-2gpu", tmp_path))["ansible_facts"]["gpuops_gpu"]
+    assert facts["source"] == "nvidia-smi"
+    assert {"source": "nvidia-smi", "error": "coreutils timeout not found: nvidia-smi runs without a time limit"} \
+        in facts["errors"]
+
+
+@pytest.fixture
+def hung_nvml(monkeypatch):
+    """A pynvml whose nvmlInit blocks, as on a GPU hung in the driver; released after the test."""
+    release = threading.Event()
+    fake = fake_pynvml.from_host("hgx-h100-8gpu")
+
+    def nvmlInit():
+        release.wait(60)
+
+    fake.nvmlInit = nvmlInit
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    yield fake
+    release.set()
+
+
+def test_hung_nvml_init_times_out(trees, tmp_path, hung_nvml):
+    result = _run(_args(trees, "hgx-h100-8gpu", tmp_path, nvidia_smi="disabled", nvml_init_timeout=1))
+    facts = result["ansible_facts"]["gpuops_gpu"]
+    assert facts["source"] == "pci" and facts["gpu_count"] == 8
+    reason = dict((d["depth"], d["reason"]) for d in facts["depths_tried"])["nvml"]
+    assert reason.startswith("nvmlInit did not return within 1 s"), reason
+
+
+def test_hung_nvml_init_with_nvml_required_fails(trees, tmp_path, hung_nvml):
+    result = _run(_args(trees, "hgx-h100-8gpu", tmp_path, nvml="required", nvml_init_timeout=1))
+    assert result["failed"] is True and "nvmlInit did not return within 1 s" in result["msg"]
+
+
+@pytest.mark.parametrize("nvml, failed", [("auto", False), ("required", True)])
+def test_unexpected_error_in_nvml_is_that_depths_reason(trees, tmp_path, monkeypatch, nvml, failed):
+    fake = fake_pynvml.from_host("hgx-h100-8gpu")
+
+    def broken():
+        raise RuntimeError("binding bug")
+
+    fake.nvmlDeviceGetCount = broken
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    result = _run(_args(trees, "hgx-h100-8gpu", tmp_path, nvidia_smi="disabled", nvml=nvml))
+    text = "unexpected error in the NVML depth: RuntimeError: binding bug"
+    if failed:
+        assert result["failed"] is True and text in result["msg"]
+    else:
+        facts = result["ansible_facts"]["gpuops_gpu"]
+        assert facts["source"] == "pci"
+        assert dict((d["depth"], d["reason"]) for d in facts["depths_tried"])["nvml"] == text
+
+
+def test_unexpected_error_in_nvidia_smi_is_that_depths_reason(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+
+    def run_command(self, args, **kwargs):
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
+    facts = _run(_args(trees, "v100-2gpu", tmp_path))["ansible_facts"]["gpuops_gpu"]
+    reason = dict((d["depth"], d["reason"]) for d in facts["depths_tried"])["nvidia-smi"]
+    assert reason.startswith("unexpected error in the nvidia-smi depth: UnicodeDecodeError"), reason
+
+
+def test_any_other_error_fails_without_a_traceback(trees, tmp_path, monkeypatch):
+    def boom(**kwargs):
+        raise KeyError("gpus")
+
+    monkeypatch.setattr(gpu_facts, "probe", boom)
+    result = _run(_args(trees, "cpu-only", tmp_path))
+    assert result["failed"] is True
+    assert result["msg"] == "gpu_facts failed unexpectedly: KeyError: 'gpus'"
+    assert "Traceback" in result["exception"]
+
+
+def _fail_open(monkeypatch, suffix, code):
+    real_open = os.open
+
+    def fake_open(path, flags, *args, **kwargs):
+        if str(path).endswith(suffix):
+            raise OSError(code, os.strerror(code), path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", fake_open)
+
+
+def test_permission_denied_on_sysfs_fails_naming_the_path(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    _fail_open(monkeypatch, "0000:1b:00.0/class", errno.EACCES)
+    result = _run(_args(trees, "hgx-h100-8gpu", tmp_path, nvidia_smi="disabled"))
+    assert result["failed"] is True
+    assert "permission denied reading " in result["msg"] and "0000:1b:00.0/class" in result["msg"]
+    assert "Traceback" not in result["msg"]
+
+
+def test_io_error_on_one_gpu_keeps_it_in_errors(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    _fail_open(monkeypatch, "0000:43:00.0/current_link_width", errno.EIO)
+    facts = _run(_args(trees, "hgx-h100-8gpu", tmp_path, nvidia_smi="disabled"))["ansible_facts"]["gpuops_gpu"]
+    assert facts["gpu_count"] == 8
+    gpu = [g for g in facts["gpus"] if g["pci_bus_id"] == "0000:43:00.0"][0]
+    assert gpu["pcie"]["current_width"] is None and gpu["pcie"]["max_width"] == 16
+    assert [(e["pci_bus_id"], e["error"].endswith("current_link_width: Input/output error"))
+            for e in facts["errors"]] == [("0000:43:00.0", True)]
+
+
+def test_io_error_on_a_gpus_class_lists_it(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    _fail_open(monkeypatch, "0000:c3:00.0/class", errno.EIO)
+    facts = _run(_args(trees, "hgx-h100-8gpu", tmp_path, nvidia_smi="disabled"))["ansible_facts"]["gpuops_gpu"]
+    assert facts["gpu_count"] == 7
+    assert [e["pci_bus_id"] for e in facts["errors"]] == ["0000:c3:00.0"]
+    assert "NVIDIA function not classified" in facts["errors"][0]["error"]
+
+
+def test_hgx_b200_switch_trays_found_through_vpd(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    facts = _run(_args(trees, "hgx-b200-8gpu", tmp_path, nvidia_smi="disabled"))["ansible_facts"]["gpuops_gpu"]
+    assert (facts["gpu_count"], facts["nvswitch_count"]) == (8, 0)
+    assert [n["pci_bus_id"] for n in facts["nvswitch_mgmt_nics"]] == [
+        "0000:05:00.0", "0000:05:00.1", "0000:06:00.0", "0000:06:00.1"]
+    assert facts["capabilities"]["fabric_manager_required"] is True
+    assert facts["nvlink_fabric"]["nvlink5"] is True
+
+
+def test_hgx_b200_vpd_unreadable_is_reported(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    _fail_open(monkeypatch, "/vpd", errno.EACCES)
+    facts = _run(_args(trees, "hgx-b200-8gpu", tmp_path, nvidia_smi="disabled"))["ansible_facts"]["gpuops_gpu"]
+    assert facts["nvswitch_mgmt_nics"] == []
+    assert len(facts["nvlink_fabric"]["vpd_unreadable"]) == 12
+    assert all(n["nvlink_switch_mgmt"] is None and "permission denied" in n["vpd"]["error"] for n in facts["nics"])
+    assert any("could not be read" in e["error"] and "root" in e["error"] for e in facts["errors"])
+    # the plan still requires Fabric Manager (B200 exists only on NVSwitch baseboards), with a warning
+    assert facts["capabilities"]["fabric_manager_required"] is True
+
+
+@pytest.mark.parametrize("name", ["nvidia_smi_timeout", "nvml_init_timeout"])
+def test_negative_timeouts_are_refused(trees, tmp_path, name):
+    result = _run(_args(trees, "cpu-only", tmp_path, **{name: -1}))
+    assert result["failed"] is True and name in result["msg"]
 
 
 def test_bad_sysfs_root_fails_naming_it(tmp_path):
