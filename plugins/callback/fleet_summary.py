@@ -17,7 +17,8 @@ description:
     was skipped and why.
   - Hosts that publish C(gpuops_summary) with M(ansible.builtin.set_stats) (C(per_host=true)),
     as C(playbooks/site.yml) does, also show their GPUs, probe depth, topology and the
-    hardware plan's decisions with their reasons.
+    hardware plan's decisions with their reasons, and the kernel security updates that
+    os_tuning's kernel hold keeps back on driver hosts (C(gpuops_summary.os_tuning)).
   - The last line says whether anything changed, so a second run of a converged fleet says
     so in one line.
   - Enable it with C(callbacks_enabled = gpuops.dlserver.fleet_summary) in C(ansible.cfg) or
@@ -175,6 +176,10 @@ class CallbackModule(CallbackBase):
         plan = published.get("plan") or {}
         for line in cls.hardware_lines(published.get("gpu"), plan):
             lines.append("  " + line)
+        held = (published.get("os_tuning") or {}).get("kernel_security_updates_held_back") or []
+        if held:
+            lines.append("  kernel security updates held back (driver host): " + ", ".join(
+                "%s %s -> %s" % (u.get("name"), u.get("installed"), u.get("candidate")) for u in held))
         plan_roles = plan.get("roles") or {}
         names = [r for r in roles if r != "(playbook)" and not (r.startswith("(") and not roles[r]["failed"])]
         names += [r for r in plan_roles if r not in names]

@@ -1,11 +1,15 @@
 """Bad input fails before any change, naming what to change (DESIGN.md §5).
 
-These run real ansible-playbook against localhost: the platform check with the facts of
-other systems, and os_tuning with wrong variables in check mode (validation fails on the
-first task, so nothing could change even outside check mode).
+Real ansible-playbook runs against localhost: the platform check with the facts of other
+systems, and os_tuning with wrong variables, NOT in check mode. Where the kernel allows it
+(root, mount namespaces, overlayfs) each run happens in a private mount namespace whose /etc,
+/usr/local and /run are overlays on a scratch tmpfs: whatever the run writes there lands in
+the overlay's upper directory, which the test lists afterwards, and the real host is never
+touched. A control run with good input shows that the harness does see the role's writes.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -13,17 +17,50 @@ import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 BIN = os.path.dirname(sys.executable)
+OVERLAID = ("/etc", "/usr/local", "/run")
+
+# Runs ansible-playbook with /etc, /usr/local and /run as overlays; lists what was written.
+ISOLATE = r"""
+set -eu
+scratch=$1; shift
+mount -t tmpfs gpuops-test "$scratch"
+for dir in %s; do
+    name=$(echo "$dir" | tr / _)
+    mkdir -p "$scratch/$name/upper" "$scratch/$name/work"
+    mount -t overlay overlay -o "lowerdir=$dir,upperdir=$scratch/$name/upper,workdir=$scratch/$name/work" "$dir"
+done
+rc=0
+"$@" || rc=$?
+( cd "$scratch" && find . -path '*/upper/*' ! -type d ) > "$scratch.written"
+exit $rc
+""" % " ".join(OVERLAID)
 
 
-def playbook(tmp_path, tasks, extra=None):
+def _isolation_works(tmp_path):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    res = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", ISOLATE, "sh", str(probe), "true"],
+                         capture_output=True, text=True, check=False)
+    return res.returncode == 0
+
+
+def playbook(tmp_path, tasks, extra=None, check=False, isolate=False):
     pb = tmp_path / "pb.yml"
     pb.write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n" + tasks)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
-    args = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", "--check", str(pb),
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    args = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(pb),
             "-e", "ansible_python_interpreter=%s" % sys.executable]
+    if check:
+        args.append("--check")
     if extra:
         args += ["-e", json.dumps(extra)]
+    if isolate:
+        scratch = tmp_path / "scratch"
+        scratch.mkdir()
+        args = ["unshare", "-m", "--propagation", "private", "sh", "-c", ISOLATE, "sh", str(scratch)] + args
     return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
 
 
@@ -39,33 +76,88 @@ PLATFORM_TASK = """    - ansible.builtin.include_role: {name: gpuops.dlserver._c
     ("Rocky", "9", "9.5"), ("RedHat", "9", "9.4"),
 ])
 def test_supported_platforms_pass(tmp_path, distro, major, version):
-    res = playbook(tmp_path, PLATFORM_TASK % (distro, major, version))
+    res = playbook(tmp_path, PLATFORM_TASK % (distro, major, version), check=True)
     assert res.returncode == 0, res.stdout + res.stderr
+    assert "Assert a supported platform for os_tuning" in res.stdout
+    assert "ok=2 " in res.stdout and "failed=0" in res.stdout  # the include and the assert
 
 
 @pytest.mark.parametrize("distro,major,version", [
     ("Fedora", "40", "40"), ("Debian", "11", "11.9"), ("Ubuntu", "20", "20.04"), ("Rocky", "8", "8.10"),
 ])
 def test_unsupported_platform_fails_with_the_list(tmp_path, distro, major, version):
-    res = playbook(tmp_path, PLATFORM_TASK % (distro, major, version))
+    res = playbook(tmp_path, PLATFORM_TASK % (distro, major, version), check=True)
     assert res.returncode != 0
     assert "os_tuning does not support %s" % distro in res.stdout
     assert "Supported platforms: Debian 12/13, Ubuntu 22.04/24.04, Rocky 9, RedHat 9." in res.stdout
 
 
 ROLE_TASK = "    - ansible.builtin.include_role: {name: gpuops.dlserver.os_tuning}\n"
+# The steps that may refuse bad input, in the order they run; all three are read-only.
+SPEC = "Validating arguments against arg spec 'main'"
+INPUTS = "Convert the variables of os_tuning by its argument spec"
+DECIDE = "Read the host and decide what os_tuning applies"
+# The first task that changes anything: never reached on bad input.
+FIRST_CHANGE = "Stop and disable the units no longer wanted"
 
 
-@pytest.mark.parametrize("variables,needle", [
-    ({"os_tuning_thp_enabled": "sometimes"}, "os_tuning_thp_enabled"),
-    ({"os_tuning_cpu_governor": "turbo"}, "os_tuning_cpu_governor"),
-    ({"os_tuning_reboot": "maybe"}, "os_tuning_reboot"),
-    ({"os_tuning_sysctl_overwrite": {"not a key": 1}}, "os_tuning_sysctl"),
-    ({"os_tuning_kernel_cmdline": ["iommu=pt quiet"]}, "os_tuning_kernel_cmdline"),
-])
-def test_os_tuning_bad_input_fails_first(tmp_path, variables, needle):
-    res = playbook(tmp_path, ROLE_TASK, variables)
+def _failed_task(out):
+    """The name of the task whose result was 'fatal'."""
+    task = None
+    for line in out.splitlines():
+        if line.startswith("TASK ["):
+            task = line[len("TASK ["):].split("]")[0]
+        if line.startswith("fatal:"):
+            return task
+    return None
+
+
+@pytest.mark.parametrize("variables,step,needles", [
+    ({"os_tuning_thp_enabled": "sometimes"}, SPEC, ["os_tuning_thp_enabled"]),
+    ({"os_tuning_cpu_governor": "turbo"}, SPEC, ["os_tuning_cpu_governor"]),
+    ({"os_tuning_reboot": "maybe"}, SPEC, ["os_tuning_reboot"]),
+    # argument validation splits a string into a list on commas; the typed inputs refuse it.
+    ({"os_tuning_kernel_cmdline": "pcie_aspm=off"}, INPUTS, ["os_tuning_kernel_cmdline must be a list, got a string"]),
+    ({"os_tuning_unattended_blacklist": "nvidia-*"}, INPUTS, ["os_tuning_unattended_blacklist must be a list"]),
+    ({"os_tuning_sysctl_overwrite": {"not a key": 1}}, DECIDE,
+     ["os_tuning_sysctl_overwrite: keys must be dotted sysctl names", "bad input, nothing was changed"]),
+    ({"os_tuning_kernel_cmdline": ["iommu=pt quiet"]}, DECIDE, ["os_tuning_kernel_cmdline: one parameter per entry"]),
+    ({"os_tuning_reboot_timeout": 5}, DECIDE, ["os_tuning_reboot_timeout must be between 60 and 86400"]),
+    ({"os_tuning_limits_extra": [{"domain": "a b", "type": "-", "item": "nofile", "value": 1}]}, DECIDE,
+     ["os_tuning_limits_extra[0].domain"]),
+], ids=["thp-choice", "governor-choice", "reboot-not-bool", "cmdline-string", "blacklist-string", "sysctl-key",
+        "cmdline-space", "reboot-timeout", "limits-domain"])
+def test_os_tuning_bad_input_fails_before_any_change(tmp_path, variables, step, needles):
+    isolate = _isolation_works(tmp_path)
+    status_file = tmp_path / "status" / "os_tuning.json"
+    marker = tmp_path / "reboot-required"
+    extra = dict(variables, os_tuning_status_file=str(status_file), __common_reboot_marker=str(marker))
+    res = playbook(tmp_path, ROLE_TASK, extra, check=not isolate, isolate=isolate)
     out = res.stdout + res.stderr
-    assert res.returncode != 0, out
-    assert needle in out
-    assert "changed=0" in out
+    assert res.returncode != 0, out[-4000:]
+    assert step in (_failed_task(out) or ""), out[-4000:]
+    for needle in needles:
+        assert needle in out, out[-4000:]
+    assert FIRST_CHANGE not in out
+    assert "changed=0" in out and "failed=1" in out, out[-4000:]
+    assert not status_file.exists() and not marker.exists()
+    if isolate:
+        written = (tmp_path / "scratch.written").read_text().split()
+        assert written == [], written
+
+
+def test_the_harness_sees_what_a_good_run_writes(tmp_path):
+    """Control: with good input the same harness finds the role's files (so an empty list means something)."""
+    if not _isolation_works(tmp_path):
+        pytest.skip("needs root, unshare and overlayfs to run the role outside check mode safely")
+    status_file = tmp_path / "status" / "os_tuning.json"
+    extra = {"os_tuning_status_file": str(status_file), "os_tuning_apply_live": "never",
+             "__common_reboot_marker": str(tmp_path / "reboot-required"), "os_tuning_reboot": "false"}
+    real = "/etc/sysctl.d/60-gpuops-os-tuning.conf"
+    before = os.path.exists(real)
+    res = playbook(tmp_path, ROLE_TASK, extra, isolate=True)
+    out = res.stdout + res.stderr
+    assert DECIDE in out, out
+    written = (tmp_path / "scratch.written").read_text().split()
+    assert "./_etc/upper/sysctl.d/60-gpuops-os-tuning.conf" in written, (written, out)
+    assert os.path.exists(real) is before  # the real /etc was not written

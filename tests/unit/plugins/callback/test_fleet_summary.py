@@ -54,3 +54,14 @@ def test_failed_host():
     lines = CallbackModule.host_lines("h", {"failures": 1}, roles, None)
     assert lines[0] == "h: FAILED"
     assert "os_tuning" in lines[1] and "FAILED" in lines[1]
+
+
+def test_kernel_security_updates_held_back_are_shown(tmp_path):
+    published_data = published(tmp_path, "hgx-h100-8gpu")
+    published_data["os_tuning"] = {"kernel_security_updates_held_back": [
+        {"name": "linux-image-amd64", "installed": "6.1.76-1", "candidate": "6.1.85-1",
+         "origins": ["Debian-Security:12/stable-security"], "security": True}]}
+    lines = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published_data)
+    assert "  kernel security updates held back (driver host): linux-image-amd64 6.1.76-1 -> 6.1.85-1" in lines
+    plain = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published(tmp_path / "plain", "hgx-h100-8gpu"))
+    assert not any("held back" in line for line in plain)
