@@ -95,7 +95,7 @@ def test_unsupported_platform_fails_with_the_list(tmp_path, distro, major, versi
 ROLE_TASK = "    - ansible.builtin.include_role: {name: gpuops.dlserver.os_tuning}\n"
 # The steps that may refuse bad input, in the order they run; all three are read-only.
 SPEC = "Validating arguments against arg spec 'main'"
-INPUTS = "Convert the variables of os_tuning by its argument spec"
+INPUTS = "Convert the variables by the argument spec of os_tuning"
 DECIDE = "Read the host and decide what os_tuning applies"
 # The first task that changes anything: never reached on bad input.
 FIRST_CHANGE = "Stop and disable the units no longer wanted"
