@@ -237,6 +237,18 @@ def mux_masters(control_dir):
     return found
 
 
+def stop_masters(control_dir):
+    """Stop the run's SSH masters and remove its ControlPath directory; their CPU seconds."""
+    masters = mux_masters(control_dir)
+    for pid in masters:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    shutil.rmtree(control_dir, ignore_errors=True)
+    return masters
+
+
 def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
     """Run site.yml once; returns wall and controller CPU seconds, rc and the task counts."""
     counts_path = log_path[:-4] + ".counts.json"
@@ -272,16 +284,11 @@ def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
         except BaseException:
             os.killpg(proc.pid, signal.SIGTERM)
             os.wait4(proc.pid, 0)
+            stop_masters(control_dir)
             raise
     wall = time.time() - start
     proc.returncode = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
-    masters = mux_masters(control_dir)
-    for pid in masters:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
-    shutil.rmtree(control_dir, ignore_errors=True)
+    masters = stop_masters(control_dir)
     counts = {}
     if os.path.exists(counts_path):
         with open(counts_path) as handle:
