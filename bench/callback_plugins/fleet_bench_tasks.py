@@ -1,0 +1,119 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Task counts per host for bench/fleet_bench.py (a benchmark helper, not a collection plugin)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: fleet_bench_tasks
+type: aggregate
+short_description: Per-host task counts for the fleet benchmark
+description:
+  - Counts, per host, the task results of a run by status and writes them as JSON to the
+    file named by the environment variable C(GPUOPS_BENCH_COUNTS) when the run ends.
+  - C(executed) counts the tasks that ran for the host (status ok, changed or failed),
+    one per task even when it loops; C(skipped) is counted apart. Dynamic includes
+    (C(include_tasks), C(include_role), C(include_vars)) are counted apart as C(includes), since
+    they are expanded on the controller and never reach the host.
+  - C(controller_only) is the part of C(executed) whose action runs on the controller
+    (C(set_fact), C(debug), C(assert), C(set_stats), ...), so no round trip to the host.
+  - With these rules C(executed) + C(includes) is the recap's C(ok) plus its C(failures),
+    and C(skipped) is the recap's C(skipped); the recap is written beside the counts.
+  - C(slowest_tasks) lists the tasks that took the longest wall time (all hosts together).
+  - Lives under C(bench/callback_plugins); enable it with C(ANSIBLE_CALLBACK_PLUGINS) and
+    C(ANSIBLE_CALLBACKS_ENABLED=fleet_bench_tasks).
+requirements:
+  - enable in configuration
+"""
+
+import json
+import os
+import time
+
+from ansible.plugins.callback import CallbackBase
+
+COUNT_KEYS = ("executed", "changed", "failed", "skipped", "unreachable", "includes", "controller_only")
+INCLUDE_ACTIONS = frozenset(("include_tasks", "include_role", "include_vars", "include"))
+CONTROLLER_ACTIONS = frozenset((
+    "set_fact", "debug", "assert", "fail", "set_stats", "meta", "add_host", "group_by",
+    "validate_argument_spec", "pause", "import_role", "import_tasks",
+))
+
+
+def short_action(action):
+    """'ansible.builtin.set_fact' -> 'set_fact'."""
+    return (action or "").rsplit(".", 1)[-1]
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "fleet_bench_tasks"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super(CallbackModule, self).__init__()
+        self.hosts = {}
+        self.task_times = []
+        self._current = None
+
+    def _task_started(self, name, now=None):
+        now = time.time() if now is None else now
+        if self._current is not None:
+            self.task_times.append((self._current[0], now - self._current[1]))
+        self._current = (name, now) if name is not None else None
+
+    def slowest(self, count=10):
+        ordered = sorted(self.task_times, key=lambda item: -item[1])[:count]
+        return [{"task": name, "wall_s": round(seconds, 2)} for name, seconds in ordered]
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._task_started(task.get_name())
+
+    def v2_playbook_on_handler_task_start(self, task):
+        self._task_started(task.get_name())
+
+    def count(self, host, action, status, changed=False):
+        counts = self.hosts.setdefault(host, dict((k, 0) for k in COUNT_KEYS))
+        action = short_action(action)
+        if action in INCLUDE_ACTIONS and status == "ok":
+            counts["includes"] += 1
+            return
+        if status in ("skipped", "unreachable"):
+            counts[status] += 1
+            return
+        counts["executed"] += 1
+        if status == "failed":
+            counts["failed"] += 1
+        if changed:
+            counts["changed"] += 1
+        if action in CONTROLLER_ACTIONS:
+            counts["controller_only"] += 1
+
+    def _record(self, result, status):
+        self.count(result._host.get_name(), result._task.action, status,
+                   bool(result._result.get("changed", False)))
+
+    def v2_runner_on_ok(self, result):
+        self._record(result, "ok")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._record(result, "failed")
+
+    def v2_runner_on_skipped(self, result):
+        self._record(result, "skipped")
+
+    def v2_runner_on_unreachable(self, result):
+        self._record(result, "unreachable")
+
+    def v2_playbook_on_stats(self, stats):
+        self._task_started(None)
+        path = os.environ.get("GPUOPS_BENCH_COUNTS")
+        if not path:
+            return
+        recap = dict((host, stats.summarize(host)) for host in sorted(stats.processed))
+        with open(path, "w") as handle:
+            json.dump({"hosts": self.hosts, "recap": recap, "slowest_tasks": self.slowest()},
+                      handle, indent=1, sort_keys=True)

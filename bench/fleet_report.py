@@ -1,0 +1,291 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pure parts of bench/fleet_bench.py: node plan, inventory, configuration reading,
+task counts, statistics, budget checks and the printed table. No Docker, no Ansible run.
+tests/unit/bench/ tests them."""
+
+from __future__ import print_function
+
+import configparser
+import ipaddress
+import json
+
+# The budget later roles must keep (issue "Role pattern v2", part 5).
+TASK_BUDGET = 150          # executed tasks per GPU host in a no-op run of the whole stack
+MARGINAL_BUDGET = 0.25     # an added node costs at most this fraction of a one-node run (wall)
+
+# What a configuration changes that matters for a fleet run, and Ansible's defaults for it.
+SETTINGS = (
+    # (section, key, ansible default)
+    ("defaults", "forks", "5"),
+    ("defaults", "gathering", "implicit"),
+    ("defaults", "fact_caching", "memory"),
+    ("defaults", "callbacks_enabled", ""),
+    ("ssh_connection", "pipelining", "False"),
+    ("ssh_connection", "ssh_args", "-C -o ControlMaster=auto -o ControlPersist=60s"),
+)
+
+
+# --------------------------------------------------------------------------- plan
+
+def parse_sizes(text):
+    """'1,4,8' -> [1, 4, 8]: distinct, ascending, positive; the first is the one-node baseline."""
+    sizes = sorted(set(int(part) for part in text.split(",") if part.strip()))
+    if not sizes or sizes[0] < 1:
+        raise ValueError("sizes must be positive integers, e.g. 1,4,8 (got %r)" % text)
+    return sizes
+
+
+def node_plan(count, subnet, first_host, prefix, debian, fixture):
+    """The benchmark's nodes: ``prefix-1`` .. ``prefix-count`` at consecutive addresses
+    starting with host number ``first_host`` of ``subnet``."""
+    net = ipaddress.ip_network(subnet)
+    nodes = []
+    for index in range(count):
+        address = net.network_address + first_host + index
+        if address not in net or address == net.broadcast_address:
+            raise ValueError("node %d would get %s, outside %s" % (index + 1, address, subnet))
+        nodes.append({"name": "%s%d" % (prefix, index + 1), "ip": str(address),
+                      "debian": str(debian), "fixture": fixture})
+    return nodes
+
+
+def inventory(nodes, group, group_vars):
+    """An inventory (YAML inventory plugin structure) with every node in ``group``."""
+    hosts = dict((node["name"], {"ansible_host": node["ip"]}) for node in nodes)
+    return {"all": {"vars": dict(group_vars), "children": {group: {"hosts": hosts}}}}
+
+
+def inventory_text(nodes, group, group_vars):
+    """The inventory as JSON, which Ansible's YAML inventory plugin reads from a ``.json`` file
+    (and which yamllint, unlike a ``.yml`` file, does not lint)."""
+    return json.dumps(inventory(nodes, group, group_vars), indent=2, sort_keys=True) + "\n"
+
+
+def limit_for(nodes, size):
+    """The --limit that selects the first ``size`` nodes."""
+    if size > len(nodes):
+        raise ValueError("%d nodes asked for, %d started" % (size, len(nodes)))
+    return ",".join(node["name"] for node in nodes[:size])
+
+
+# --------------------------------------------------------------------------- configuration
+
+def read_cfg(text):
+    """The fleet-relevant settings of an ansible.cfg text: each of SETTINGS, with Ansible's
+    default where the file does not set it, and ``source`` saying which."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+    settings = {}
+    for section, key, default in SETTINGS:
+        if parser.has_option(section, key):
+            settings[key] = {"value": parser.get(section, key).strip(), "source": "cfg"}
+        else:
+            settings[key] = {"value": default, "source": "default"}
+    return settings
+
+
+def callbacks_with(cfg_settings, extra):
+    """ANSIBLE_CALLBACKS_ENABLED that keeps the configuration's callbacks and adds ``extra``
+    (the environment variable replaces the file's value, it does not add to it)."""
+    names = [name.strip() for name in cfg_settings["callbacks_enabled"]["value"].split(",") if name.strip()]
+    if extra not in names:
+        names.append(extra)
+    return ",".join(names)
+
+
+def defaults_cfg(collections_path):
+    """An ansible.cfg that leaves every setting at Ansible's default; it only says where the
+    collection is (that changes where Ansible looks, not how fast it runs)."""
+    return "[defaults]\ncollections_path = %s\n" % collections_path
+
+
+# --------------------------------------------------------------------------- counts
+
+def host_counts(counts_doc, hosts):
+    """Per-host task counts from the callback's JSON document, for ``hosts`` (every host must
+    be there: a host with no result did not run)."""
+    per_host = counts_doc.get("hosts", {})
+    missing = [host for host in hosts if host not in per_host]
+    if missing:
+        raise ValueError("no task results for %s" % ", ".join(missing))
+    return dict((host, per_host[host]) for host in hosts)
+
+
+def recap_disagreements(counts, recap):
+    """Hosts whose counts do not add up to Ansible's own recap (executed + includes = ok +
+    failures; skipped = skipped): a sign that the counting callback missed results."""
+    wrong = []
+    for host in sorted(counts):
+        mine, theirs = counts[host], recap.get(host)
+        if theirs is None:
+            wrong.append("%s: not in the recap" % host)
+            continue
+        if (mine["executed"] + mine.get("includes", 0) != theirs.get("ok", 0) + theirs.get("failures", 0)
+                or mine["skipped"] != theirs.get("skipped", 0)):
+            wrong.append("%s: counted %d executed + %d includes, %d skipped; recap ok=%d failures=%d skipped=%d"
+                         % (host, mine["executed"], mine.get("includes", 0), mine["skipped"], theirs.get("ok", 0),
+                            theirs.get("failures", 0), theirs.get("skipped", 0)))
+    return wrong
+
+
+def run_summary(counts, wall_s, cpu_s, returncode, recap=None):
+    """One timed run: wall and controller CPU seconds, per-host task counts and whether it was
+    a clean no-op (rc 0, nothing changed, failed or unreachable, counts that agree with the
+    recap when one is given)."""
+    size = len(counts)
+    executed = [c["executed"] for c in counts.values()]
+    problems = []
+    if returncode != 0:
+        problems.append("ansible-playbook exited %d" % returncode)
+    for key in ("changed", "failed", "unreachable"):
+        total = sum(c.get(key, 0) for c in counts.values())
+        if total:
+            problems.append("%d task(s) %s" % (total, key))
+    if recap is not None:
+        problems.extend("counts disagree with the recap: " + text for text in recap_disagreements(counts, recap))
+    return {
+        "nodes": size,
+        "wall_s": round(wall_s, 2),
+        "cpu_s": round(cpu_s, 2),
+        "cpu_s_per_host": round(cpu_s / size, 2),
+        "executed_per_host": max(executed),
+        "executed_per_host_min": min(executed),
+        "skipped_per_host": max(c["skipped"] for c in counts.values()),
+        "includes_per_host": max(c.get("includes", 0) for c in counts.values()),
+        "controller_only_per_host": max(c.get("controller_only", 0) for c in counts.values()),
+        "changed": sum(c.get("changed", 0) for c in counts.values()),
+        "noop": not problems,
+        "problems": problems,
+        "hosts": counts,
+    }
+
+
+# --------------------------------------------------------------------------- statistics
+
+def slope(points):
+    """Least-squares slope of (x, y) points: the cost of one more x."""
+    if len(points) < 2:
+        raise ValueError("a slope needs two points at least")
+    n = float(len(points))
+    xs = [point[0] for point in points]
+    ys = [point[1] for point in points]
+    mean_x = sum(xs) / n
+    mean_y = sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    if sxx == 0:
+        raise ValueError("a slope needs two different x values")
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sxx
+
+
+def median(values):
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("median of nothing")
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+def config_stats(runs):
+    """Marginal cost of an added node for one configuration's runs (several per size allowed:
+    the median of each size is used): least-squares slope over all sizes of wall and CPU
+    seconds, and the slope as a fraction of the one-node run."""
+    by_size = {}
+    for run in runs:
+        by_size.setdefault(run["nodes"], []).append(run)
+    sizes = sorted(by_size)
+    wall = [(size, median([r["wall_s"] for r in by_size[size]])) for size in sizes]
+    cpu = [(size, median([r["cpu_s"] for r in by_size[size]])) for size in sizes]
+    stats = {"sizes": sizes, "wall_s": dict(wall), "cpu_s": dict(cpu), "baseline_nodes": sizes[0]}
+    if len(sizes) >= 2:
+        wall_slope, cpu_slope = slope(wall), slope(cpu)
+        stats.update({
+            "marginal_wall_s": round(wall_slope, 2),
+            "marginal_cpu_s": round(cpu_slope, 2),
+            "marginal_wall_fraction": round(wall_slope / wall[0][1], 3) if wall[0][1] else None,
+            "marginal_cpu_fraction": round(cpu_slope / cpu[0][1], 3) if cpu[0][1] else None,
+        })
+    return stats
+
+
+# --------------------------------------------------------------------------- budget
+
+def budget_checks(runs, stats, task_budget=TASK_BUDGET, marginal_budget=MARGINAL_BUDGET):
+    """The two budgets for one configuration: executed tasks per GPU host in a no-op run
+    (the most any host executed in any run), and the marginal wall time of an added node
+    as a fraction of the one-node run. Each check: name, limit, value, passed, detail."""
+    checks = []
+    tasks = max(run["executed_per_host"] for run in runs)
+    noop = all(run["noop"] for run in runs)
+    checks.append({
+        "name": "tasks per GPU host (no-op run)",
+        "limit": task_budget,
+        "value": tasks,
+        "passed": tasks <= task_budget and noop,
+        "detail": ("executed tasks, most on any host in any run" if noop else
+                   "not every run was a clean no-op: see problems"),
+    })
+    fraction = stats.get("marginal_wall_fraction")
+    if fraction is None:
+        checks.append({"name": "added node / one-node run (wall)", "limit": marginal_budget,
+                       "value": None, "passed": False,
+                       "detail": "needs runs of at least two sizes"})
+    else:
+        checks.append({
+            "name": "added node / one-node run (wall)",
+            "limit": marginal_budget,
+            "value": fraction,
+            "passed": fraction <= marginal_budget,
+            "detail": "least-squares slope over %s nodes: %.2f s per node, one-node run %.2f s"
+                      % ("/".join(str(s) for s in stats["sizes"]), stats["marginal_wall_s"],
+                         stats["wall_s"][stats["baseline_nodes"]]),
+        })
+    return checks
+
+
+# --------------------------------------------------------------------------- table
+
+def busy_runs(result):
+    """Runs during which the controller's 1-minute load average (before or after) exceeded its CPUs."""
+    cpus = result.get("controller", {}).get("cpus") or 1
+    return [run for run in result["runs"] if run.get("load_1m") and max(run["load_1m"]) > cpus]
+
+
+def table(result):
+    """The printed report: one row per timed run, then per configuration the marginal cost
+    and the budget checks."""
+    lines = []
+    head = ("config", "nodes", "wall s", "CPU s", "CPU s/host", "tasks/host", "skipped/host", "load", "no-op")
+    rows = [head]
+    for run in result["runs"]:
+        load = run.get("load_1m")
+        rows.append((run["config"], str(run["nodes"]), "%.1f" % run["wall_s"], "%.1f" % run["cpu_s"],
+                     "%.2f" % run["cpu_s_per_host"], str(run["executed_per_host"]),
+                     str(run["skipped_per_host"]), "%.1f" % max(load) if load else "-",
+                     "yes" if run["noop"] else "NO: " + "; ".join(run["problems"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head) - 1)]
+    for index, row in enumerate(rows):
+        cells = [row[i].rjust(widths[i]) if i else row[i].ljust(widths[i]) for i in range(len(widths))]
+        lines.append("  ".join(cells + [row[-1]]).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths) + "  -----")
+    lines.append("")
+    busy = busy_runs(result)
+    if busy:
+        lines.append("warning: the controller's 1-minute load exceeded its %d CPUs during %d run(s): other work "
+                     "shared the CPUs, so those figures are inflated" % (result["controller"]["cpus"], len(busy)))
+    for config, entry in result["configs"].items():
+        stats = entry["stats"]
+        if "marginal_wall_s" in stats:
+            lines.append("%s: an added node costs %.2f s wall (%.0f %% of the %d-node run), %.2f s controller CPU"
+                         % (config, stats["marginal_wall_s"], 100 * (stats["marginal_wall_fraction"] or 0),
+                            stats["baseline_nodes"], stats["marginal_cpu_s"]))
+        for check in entry["budget"]:
+            value = check["value"]
+            if isinstance(value, float):
+                shown = "%.0f %%" % (100 * value)
+                limit = "%.0f %%" % (100 * check["limit"])
+            else:
+                shown, limit = str(value), str(check["limit"])
+            verdict = "PASS" if check["passed"] else "FAIL"
+            lines.append("  budget %-34s %-8s limit %-6s %s" % (check["name"], shown, limit, verdict))
+    return "\n".join(lines)

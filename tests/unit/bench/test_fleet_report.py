@@ -1,0 +1,245 @@
+"""bench/fleet_report.py: the fleet benchmark's pure parts (no Docker, no Ansible run)."""
+import json
+import os
+import sys
+
+import pytest
+
+BENCH = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench"))
+if BENCH not in sys.path:
+    sys.path.insert(0, BENCH)
+
+import fleet_report  # noqa: E402  pylint: disable=wrong-import-position
+
+REPO_CFG = os.path.join(os.path.dirname(BENCH), "ansible.cfg")
+
+
+def counts(executed=80, skipped=40, changed=0, failed=0, unreachable=0):
+    return {"executed": executed, "changed": changed, "failed": failed, "skipped": skipped,
+            "unreachable": unreachable, "includes": 9, "controller_only": 20}
+
+
+def run(config, nodes, wall, cpu, executed=80, noop=True):
+    hosts = dict(("n%d" % i, counts(executed=executed, changed=0 if noop else 1)) for i in range(nodes))
+    summary = fleet_report.run_summary(hosts, wall, cpu, 0)
+    summary["config"] = config
+    return summary
+
+
+# ----------------------------------------------------------------- plan
+
+@pytest.mark.parametrize("text, sizes", [("1,4,8", [1, 4, 8]), ("8,1,4,4", [1, 4, 8]), (" 2 ,", [2])])
+def test_parse_sizes(text, sizes):
+    assert fleet_report.parse_sizes(text) == sizes
+
+
+@pytest.mark.parametrize("text", ["", "0,4", "-1", "a"])
+def test_parse_sizes_rejects(text):
+    with pytest.raises(ValueError):
+        fleet_report.parse_sizes(text)
+
+
+def test_node_plan_names_and_addresses():
+    nodes = fleet_report.node_plan(8, "172.30.99.0/24", 101, "gpuops-bench-", 13, "rtx4090-8gpu")
+    assert [n["name"] for n in nodes] == ["gpuops-bench-%d" % i for i in range(1, 9)]
+    assert [n["ip"] for n in nodes] == ["172.30.99.%d" % i for i in range(101, 109)]
+    assert nodes[0]["debian"] == "13" and nodes[0]["fixture"] == "rtx4090-8gpu"
+
+
+def test_node_plan_stays_in_the_subnet():
+    with pytest.raises(ValueError, match="outside"):
+        fleet_report.node_plan(8, "172.30.99.0/24", 250, "b-", "13", None)
+
+
+def test_inventory_puts_every_node_in_the_group():
+    nodes = fleet_report.node_plan(2, "10.0.0.0/24", 5, "b-", "13", "f")
+    doc = json.loads(fleet_report.inventory_text(nodes, "gpu_nodes", {"ansible_user": "root"}))
+    assert doc["all"]["vars"] == {"ansible_user": "root"}
+    assert doc["all"]["children"]["gpu_nodes"]["hosts"] == {
+        "b-1": {"ansible_host": "10.0.0.5"}, "b-2": {"ansible_host": "10.0.0.6"}}
+
+
+def test_limit_for():
+    nodes = fleet_report.node_plan(4, "10.0.0.0/24", 5, "b-", "13", "f")
+    assert fleet_report.limit_for(nodes, 1) == "b-1"
+    assert fleet_report.limit_for(nodes, 3) == "b-1,b-2,b-3"
+    with pytest.raises(ValueError):
+        fleet_report.limit_for(nodes, 5)
+
+
+# ----------------------------------------------------------------- configuration
+
+def test_read_cfg_of_the_repository():
+    with open(REPO_CFG) as handle:
+        settings = fleet_report.read_cfg(handle.read())
+    assert settings["pipelining"] == {"value": "true", "source": "cfg"}
+    assert settings["forks"]["source"] == "cfg"
+    assert "gpuops.dlserver.fleet_summary" in settings["callbacks_enabled"]["value"]
+
+
+def test_read_cfg_fills_ansible_defaults():
+    settings = fleet_report.read_cfg(fleet_report.defaults_cfg("/x/collections"))
+    assert settings["forks"] == {"value": "5", "source": "default"}
+    assert settings["pipelining"] == {"value": "False", "source": "default"}
+    assert settings["gathering"]["value"] == "implicit"
+    assert all(entry["source"] == "default" for entry in settings.values())
+
+
+def test_read_cfg_ignores_percent_signs():
+    text = "[ssh_connection]\nssh_args = -o ControlPath=%(directory)s/%%h\n"
+    assert fleet_report.read_cfg(text)["ssh_args"]["value"] == "-o ControlPath=%(directory)s/%%h"
+
+
+@pytest.mark.parametrize("configured, expected", [
+    ("", "fleet_bench_tasks"),
+    ("gpuops.dlserver.fleet_summary", "gpuops.dlserver.fleet_summary,fleet_bench_tasks"),
+    ("a, b,", "a,b,fleet_bench_tasks"),
+    ("fleet_bench_tasks", "fleet_bench_tasks"),
+])
+def test_callbacks_keep_the_configured_ones(configured, expected):
+    settings = {"callbacks_enabled": {"value": configured, "source": "cfg"}}
+    assert fleet_report.callbacks_with(settings, "fleet_bench_tasks") == expected
+
+
+# ----------------------------------------------------------------- counts
+
+def test_host_counts_needs_every_host():
+    doc = {"hosts": {"a": counts(), "b": counts()}, "recap": {}}
+    assert sorted(fleet_report.host_counts(doc, ["a"])) == ["a"]
+    with pytest.raises(ValueError, match="c"):
+        fleet_report.host_counts(doc, ["a", "c"])
+
+
+def test_run_summary_of_a_clean_noop():
+    summary = fleet_report.run_summary({"a": counts(81, 40), "b": counts(80, 41)}, 30.0, 12.5, 0)
+    assert summary["nodes"] == 2
+    assert summary["executed_per_host"] == 81 and summary["executed_per_host_min"] == 80
+    assert summary["skipped_per_host"] == 41
+    assert summary["cpu_s_per_host"] == 6.25
+    assert summary["noop"] and summary["problems"] == []
+
+
+@pytest.mark.parametrize("host, rc, problem", [
+    (counts(changed=2), 0, "2 task(s) changed"),
+    (counts(failed=1), 2, "ansible-playbook exited 2"),
+    (counts(unreachable=1), 4, "1 task(s) unreachable"),
+])
+def test_run_summary_says_why_it_is_not_a_noop(host, rc, problem):
+    summary = fleet_report.run_summary({"a": host}, 1.0, 1.0, rc)
+    assert not summary["noop"]
+    assert problem in summary["problems"]
+
+
+# ----------------------------------------------------------------- statistics
+
+def test_slope_of_a_line():
+    assert fleet_report.slope([(1, 10.0), (4, 16.0), (8, 24.0)]) == pytest.approx(2.0)
+
+
+def test_slope_needs_two_x_values():
+    with pytest.raises(ValueError):
+        fleet_report.slope([(1, 2.0)])
+    with pytest.raises(ValueError):
+        fleet_report.slope([(1, 2.0), (1, 3.0)])
+
+
+@pytest.mark.parametrize("values, expected", [([3], 3), ([3, 1, 2], 2), ([4, 1, 2, 3], 2.5)])
+def test_median(values, expected):
+    assert fleet_report.median(values) == expected
+
+
+def test_config_stats_uses_the_median_of_each_size():
+    runs = [run("r", 1, 20.0, 10.0), run("r", 1, 22.0, 10.0), run("r", 1, 60.0, 10.0),
+            run("r", 4, 26.0, 34.0), run("r", 8, 34.0, 66.0)]
+    stats = fleet_report.config_stats(runs)
+    assert stats["wall_s"] == {1: 22.0, 4: 26.0, 8: 34.0}
+    assert stats["baseline_nodes"] == 1
+    assert stats["marginal_cpu_s"] == pytest.approx(8.0)
+    assert stats["marginal_wall_fraction"] == pytest.approx(stats["marginal_wall_s"] / 22.0, abs=1e-3)
+
+
+def test_config_stats_of_one_size_has_no_marginal():
+    stats = fleet_report.config_stats([run("r", 1, 20.0, 10.0)])
+    assert "marginal_wall_s" not in stats
+
+
+# ----------------------------------------------------------------- budget
+
+def test_budget_passes_within_limits():
+    runs = [run("r", 1, 20.0, 10.0, executed=150), run("r", 8, 55.0, 70.0, executed=150)]
+    checks = fleet_report.budget_checks(runs, fleet_report.config_stats(runs))
+    assert [c["passed"] for c in checks] == [True, True]
+    assert checks[0]["value"] == 150
+    assert checks[1]["value"] == pytest.approx(0.25)
+
+
+def test_budget_fails_on_tasks_and_on_marginal_cost():
+    runs = [run("r", 1, 20.0, 10.0, executed=80), run("r", 8, 60.0, 70.0, executed=151)]
+    checks = fleet_report.budget_checks(runs, fleet_report.config_stats(runs))
+    assert [c["passed"] for c in checks] == [False, False]
+    assert checks[0]["value"] == 151
+
+
+def test_budget_fails_when_a_run_was_not_a_noop():
+    runs = [run("r", 1, 20.0, 10.0, executed=10, noop=False), run("r", 4, 21.0, 10.0)]
+    checks = fleet_report.budget_checks(runs, fleet_report.config_stats(runs))
+    assert not checks[0]["passed"]
+    assert "no-op" in checks[0]["detail"]
+
+
+def test_budget_needs_two_sizes_for_the_marginal_check():
+    runs = [run("r", 1, 20.0, 10.0)]
+    checks = fleet_report.budget_checks(runs, fleet_report.config_stats(runs))
+    assert checks[1]["value"] is None and not checks[1]["passed"]
+
+
+def test_budget_limits_are_the_issues():
+    assert fleet_report.TASK_BUDGET == 150
+    assert fleet_report.MARGINAL_BUDGET == 0.25
+
+
+# ----------------------------------------------------------------- table
+
+def test_table_shows_runs_marginal_cost_and_verdicts():
+    runs = [run("recommended", 1, 20.0, 10.0), run("recommended", 8, 41.0, 70.0),
+            run("defaults", 1, 30.0, 20.0, noop=False)]
+    result = {"runs": runs, "configs": {}}
+    for config in ("recommended", "defaults"):
+        mine = [r for r in runs if r["config"] == config]
+        stats = fleet_report.config_stats(mine)
+        result["configs"][config] = {"stats": stats, "budget": fleet_report.budget_checks(mine, stats)}
+    text = fleet_report.table(result)
+    lines = text.splitlines()
+    assert lines[0].split()[:3] == ["config", "nodes", "wall"]
+    assert "recommended: an added node costs 3.00 s wall (15 % of the 1-node run)" in text
+    assert "NO: 1 task(s) changed" in text
+    verdicts = [line.split()[-1] for line in lines if line.strip().startswith("budget")]
+    assert verdicts == ["PASS", "PASS", "FAIL", "FAIL"]
+
+
+# ----------------------------------------------------------------- recap and load
+
+def test_counts_agree_with_the_recap():
+    mine = {"a": counts(executed=73, skipped=77)}
+    assert fleet_report.recap_disagreements(mine, {"a": {"ok": 82, "failures": 0, "skipped": 77}}) == []
+
+
+@pytest.mark.parametrize("recap, needle", [
+    ({}, "a: not in the recap"),
+    ({"a": {"ok": 83, "failures": 0, "skipped": 77}}, "recap ok=83"),
+    ({"a": {"ok": 82, "failures": 0, "skipped": 76}}, "skipped=76"),
+])
+def test_counts_that_disagree_with_the_recap_are_a_problem(recap, needle):
+    mine = {"a": counts(executed=73, skipped=77)}
+    assert needle in fleet_report.recap_disagreements(mine, recap)[0]
+    summary = fleet_report.run_summary(mine, 1.0, 1.0, 0, recap)
+    assert not summary["noop"]
+    assert summary["problems"][0].startswith("counts disagree with the recap")
+
+
+def test_busy_runs_and_the_warning():
+    quiet, busy = run("r", 1, 20.0, 10.0), run("r", 4, 25.0, 30.0)
+    quiet["load_1m"], busy["load_1m"] = [0.5, 1.9], [1.0, 2.5]
+    result = {"controller": {"cpus": 2}, "runs": [quiet, busy], "configs": {}}
+    assert fleet_report.busy_runs(result) == [busy]
+    assert "exceeded its 2 CPUs during 1 run(s)" in fleet_report.table(result)
