@@ -103,14 +103,17 @@ def driver_packages(version, branch):
 
 
 def fabric_manager_packages(version, branch):
-    name = "nvidia-fabricmanager-%s" % branch
+    # NVIDIA's repositories name Fabric Manager nvidia-fabricmanager from R580 on (the
+    # -<branch> name is only provided), nvidia-fabricmanager-<branch> below.
+    name = "nvidia-fabricmanager" if int(branch) >= 580 else "nvidia-fabricmanager-%s" % branch
+    extra = {"Provides": "nvidia-fabricmanager-%s" % branch} if int(branch) >= 580 else {}
     files = {
         "/usr/bin/nv-fabricmanager": (_script("nv-fabricmanager", "no NVSwitch fabric here", 1), 0o755),
         "/usr/lib/systemd/system/nvidia-fabricmanager.service": (
             _unit("NVIDIA Fabric Manager", "/usr/bin/nv-fabricmanager"), 0o644),
         "/usr/share/doc/%s/TEST-DOUBLE" % name: "TEST DOUBLE of %s %s-%s\n" % (name, version, REVISION),
     }
-    return [(name, "", {}, files)]
+    return [(name, "", extra, files)]
 
 
 def package_table(distro):

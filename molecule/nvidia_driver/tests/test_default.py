@@ -6,7 +6,9 @@ NVSwitches, Debian 12) and nvd-cpu (no GPU, Debian 13). Debian's real non-free p
 are installed; Fabric Manager on nvd-hgx is the TEST DOUBLE from the lab mirror.
 """
 
+import base64
 import json
+import os
 
 import pytest
 
@@ -15,7 +17,7 @@ DEBIAN_FILE = "/etc/apt/sources.list.d/gpuops-nvidia-debian.sources"
 CUDA_FILE = "/etc/apt/sources.list.d/gpuops-nvidia-cuda.sources"
 PIN_FILE = "/etc/apt/preferences.d/gpuops-nvidia-driver.pref"
 CUDA_PIN_FILE = "/etc/apt/preferences.d/gpuops-nvidia-cuda.pref"
-KEYRING = "/etc/apt/keyrings/gpuops-nvidia-cuda.gpg"
+KEYRING = "/etc/apt/keyrings/gpuops-nvidia-cuda.asc"
 # Kernel-module package the plan's flavour selects, per node.
 FLAVOUR = {"nvd-deb12-v100": ("proprietary", "nvidia-kernel-dkms", "nvidia-open-kernel-dkms"),
            "nvd-deb13-rtx": ("open", "nvidia-open-kernel-dkms", "nvidia-kernel-dkms"),
@@ -24,6 +26,46 @@ FLAVOUR = {"nvd-deb12-v100": ("proprietary", "nvidia-kernel-dkms", "nvidia-open-
 DESKTOP = ("xserver-xorg", "libgl1-nvidia", "libglx-nvidia", "libegl-nvidia", "libgles-nvidia",
            "nvidia-vulkan-icd", "nvidia-settings", "nvidia-driver", "nvidia-driver-libs",
            "nvidia-vdpau-driver", "nvidia-egl-icd")
+
+
+# What each node must hold, written down here (not read from the role's record).
+HELD = {"nvd-deb12-v100": {"nvidia-kernel-dkms", "nvidia-smi", "libcuda1"},
+        "nvd-deb13-rtx": {"nvidia-open-kernel-dkms", "nvidia-smi", "libcuda1"},
+        "nvd-hgx": {"nvidia-open-kernel-dkms", "nvidia-smi", "libcuda1", "nvidia-fabricmanager-535"},
+        "nvd-cpu": set()}
+
+
+def mirror_manifest():
+    mirror = os.environ.get("GPUOPS_MIRROR_DIR") or os.path.join(
+        os.environ["MOLECULE_PROJECT_DIRECTORY"], ".cache", "mirror")
+    with open(os.path.join(mirror, "apt", "cuda", "testdouble.json")) as handle:
+        info = json.load(handle)
+    return mirror, info
+
+
+def expected_keyring_sha256(host, repo_path):
+    """sha256 of the keyring the role should install, computed here from the double's published
+    key file: only the double's fingerprint, exported with the node's own gpg."""
+    mirror, info = mirror_manifest()
+    with open(os.path.join(mirror, "apt", "cuda", repo_path, info["keyring"]), "rb") as handle:
+        published = base64.b64encode(handle.read()).decode()
+    return host.check_output(
+        "set -e; h=$(mktemp -d); echo %s | base64 -d > $h/pub; GNUPGHOME=$h gpg --batch -q --import $h/pub; "
+        "GNUPGHOME=$h gpg --batch --armor --export-options export-clean --export %s | sha256sum | cut -d' ' -f1; "
+        "rm -rf $h" % (published, info["fingerprint"]))
+
+
+def keyring_fingerprints(host, path):
+    out = host.check_output("h=$(mktemp -d); GNUPGHOME=$h gpg --batch --with-colons --show-keys %s; rm -rf $h" % path)
+    fprs, after_pub = [], False
+    for line in out.splitlines():
+        fields = line.split(":")
+        if fields[0] == "pub":
+            after_pub = True
+        elif fields[0] == "fpr" and after_pub:
+            fprs.append(fields[9])
+            after_pub = False
+    return fprs
 
 
 def name(host):
@@ -124,8 +166,9 @@ def test_driver_is_pinned_and_held(host, status):
     pin = host.file(PIN_FILE).content_string
     assert "Pin: version %s-*" % status["version"] in pin
     assert "Pin-Priority: 1001" in pin
-    for pkg in status["held"]:
-        assert host.check_output("dpkg --get-selections %s" % pkg).split()[-1] == "hold", pkg
+    selections = [line.split() for line in host.check_output("dpkg --get-selections").splitlines()]
+    held = {row[0].split(":")[0] for row in selections if row[-1] == "hold"}
+    assert held == HELD[name(host)]
     # apt would not move the driver: the pinned version is the candidate of every held package.
     for pkg in status["held"]:
         policy = host.check_output("apt-cache policy %s" % pkg)
@@ -161,10 +204,11 @@ def test_nothing_built_or_loaded_in_the_container_and_why(host, status):
     assert status["dkms"]["status"] and all(line.endswith(": added") for line in status["dkms"]["status"])
     assert host.check_output("dkms status").strip().endswith("added")
     assert status["secure_boot"]["state"] == "not_checked"
-    assert status["reboot"] == {"action": "not_applicable", "marker": None, "pending": False,
-                                "reason": status["load_modules"]["reason"]}
+    assert status["reboot"]["action"] == "not_applicable" and status["reboot"]["pending"] is False
+    assert status["reboot"]["reason"] == status["load_modules"]["reason"]
+    assert status["reboot"]["decision"]["action"] == "none"
     assert status["verify"]["ran"] is False
-    assert "not loaded here" in status["verify"]["reason"]
+    assert "container" in status["verify"]["reason"]
     assert status["settings"]["applied"] is False
     marker = host.file("/run/gpuops/reboot-required")
     assert not marker.exists or not marker.contains("^nvidia_driver:")
@@ -211,7 +255,8 @@ def test_fabric_manager_only_with_nvswitches(host, status):
                      "Signed-By": KEYRING}]
     assert status["repository"]["cuda_for_fabric_manager_only"] is True
     assert host.file(CUDA_PIN_FILE).contains("^Pin-Priority: 100$")
-    assert host.file(KEYRING).sha256sum == status["repository"]["cuda_keyring_sha256"]
+    assert host.file(KEYRING).sha256sum == expected_keyring_sha256(host, "debian12/x86_64")
+    assert keyring_fingerprints(host, KEYRING) == [mirror_manifest()[1]["fingerprint"]]
     policy = host.check_output("apt-cache policy nvidia-smi")
     assert "*** %s 1001" % status["packages"]["nvidia-smi"] in policy
     assert not installed(host)["nvidia-smi"].endswith("testdouble")
