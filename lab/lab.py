@@ -72,7 +72,7 @@ RELEASES = {
     "12": {"suite": "bookworm", "updates": True},
     "13": {"suite": "trixie", "updates": True},
 }
-IMAGE_REPO = "gpuops-lab/debian"
+IMAGE_REPO = os.environ.get("GPUOPS_LAB_IMAGE_REPO", "gpuops-lab/debian")
 # A minimal server, plus what every scenario would otherwise install on every node:
 # python3-pip (the NVML binding's installer, without its build-essential recommends) and
 # dkms with its compiler (every driver package depends on it; no headers, so it builds
@@ -925,11 +925,17 @@ def nodes_down(names=None, kind="node"):
 
 def status():
     print("docker engine: %s" % ("answers" if docker_answers() else "not running"))
-    print("package cache %s: %s" % (apt_cache_url(), "serving %s (pid %s)" % (APT_CACHE_DIR, APT_CACHE_SERVICE.our_pid())
-                                     if APT_CACHE_SERVICE.alive() else "not running"))
+    cache = "not running"
+    if APT_CACHE_SERVICE.alive():
+        cache = "serving %s (pid %s)" % (APT_CACHE_DIR, APT_CACHE_SERVICE.our_pid())
+    print("package cache %s: %s" % (apt_cache_url(), cache))
     ident = mirror_identity()
-    print("mirror %s: %s" % (mirror_url(), "serving %s (pid %s)" % (MIRROR_DIR, our_mirror_pid())
-                             if mirror_alive() else "not ours: %r" % ident if ident is not None else "not serving"))
+    mirror = "not serving"
+    if mirror_alive():
+        mirror = "serving %s (pid %s)" % (MIRROR_DIR, our_mirror_pid())
+    elif ident is not None:
+        mirror = "another server answers: %r" % (ident,)
+    print("mirror %s: %s" % (mirror_url(), mirror))
     if not docker_answers():
         return
     for major in RELEASES:

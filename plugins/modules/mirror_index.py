@@ -16,13 +16,13 @@ description:
   - An artifact mirror is a directory of vendor files and repositories served over HTTP, with
     C(SHA256SUMS) at its root (C(sha256sum -c) format). Air-gapped sites fill one from a
     connected host with C(playbooks/mirror.yml) and point the roles' URL variables at it;
-    the collection's lab serves one to its test nodes. Layout: C(docs/mirror.md).
+    the collection's lab serves one to its test nodes. The layout is in C(docs/mirror.md).
   - Records the sha256 of the listed O(artifacts) and of every file under the O(scan)
     directories in C(SHA256SUMS). Every line another tool wrote is kept.
   - Each listed artifact must already be in the mirror with the listed checksum; the module
     fails, naming the file, when it is missing or differs.
   - With O(validate_only=true) it only checks the artifact list (relative paths without
-    C(..), a URL, a C(sha256:) checksum) and touches nothing, so a playbook can refuse a bad
+    C(..), a URL, a C(sha256) checksum) and touches nothing, so a playbook can refuse a bad
     list before it downloads anything.
 author:
   - gpuops.dlserver contributors (@gpuops)
@@ -55,7 +55,7 @@ options:
         description: Where it was fetched from (required by O(validate_only)).
         type: str
       checksum:
-        description: C(sha256:<64 hex digits>); required.
+        description: The file's checksum, C(sha256) then a colon and 64 hex digits; required.
         type: str
   scan:
     description:
