@@ -56,7 +56,8 @@ MIRROR_DIR = os.environ.get("GPUOPS_MIRROR_DIR", os.path.join(REPO, ".cache", "m
 # The lab's package cache: an HTTP proxy on the lab gateway (run by this file, like the
 # mirror) that every node's apt goes through and that keeps every package it passes on, so
 # a package is downloaded once per machine, not once per node and scenario. The cache
-# directory is shared by every checkout on the machine. GPUOPS_LAB_APT_CACHE=off leaves it
+# directory is shared by every checkout on the machine (a cache another checkout started with
+# the same directory and address is used as it is). GPUOPS_LAB_APT_CACHE=off leaves it
 # out (nodes then fetch from the Debian mirror directly).
 APT_CACHE = os.environ.get("GPUOPS_LAB_APT_CACHE", "on")
 APT_CACHE_PORT = int(os.environ.get("GPUOPS_LAB_APT_CACHE_PORT", "3142"))
@@ -600,8 +601,9 @@ class Service:
         return os.path.join(STATE, self.command.strip("_").replace("serve-", "") + ".pid")
 
     def is_ours(self, argv):
-        """This checkout's service with this configuration (whichever Python runs it)."""
-        return bool(argv) and argv[1:] == self.argv()[1:]
+        """This service with this configuration (command, directory, address): started by
+        this checkout or by another one with the same settings, whichever Python runs it."""
+        return is_lab_service_argv(argv, self.command) and argv[2:] == self.argv()[2:]
 
     def our_pid(self):
         """The pid in our pid file when that process is our service, else None. A pid file
@@ -619,9 +621,16 @@ class Service:
             pass
         return None
 
+    def running_pid(self):
+        """The pid that holds the service's address when it is this service with this
+        configuration, else None."""
+        for pid in listener_pids(gateway(), self.port):
+            if self.is_ours(proc_cmdline(pid)):
+                return pid
+        return None
+
     def alive(self):
-        pid = self.our_pid()
-        return pid is not None and pid in listener_pids(gateway(), self.port)
+        return self.running_pid() is not None
 
     def free_port(self):
         """Make the address free for our service. A process that holds it is stopped only
@@ -644,8 +653,9 @@ class Service:
                        "or set %s" % (url, self.env_port))
 
     def ensure(self):
-        if self.alive():
-            return self.our_pid()
+        running = self.running_pid()
+        if running:
+            return running
         stale = self.our_pid()
         if stale:
             _terminate(stale, "this checkout's %s, which does not hold its port" % self.name)
@@ -807,13 +817,19 @@ def ssh_key():
 
 def container_state(name):
     """(running, kind) of a container, kind being its lab label value (None: not the lab's);
-    None when there is no such container."""
+    None when there is no such container. A node the molecule docker driver of earlier
+    versions of this repository made (label owner=molecule, a lab image) counts as a
+    molecule node."""
     res = run(["docker", "inspect", "--format",
-               "{{.State.Running}} {{ index .Config.Labels \"%s\" }}" % LABEL, name], check=False, capture=True)
+               "{{.State.Running}}|{{ index .Config.Labels \"%s\" }}|{{ index .Config.Labels \"owner\" }}|"
+               "{{ .Config.Image }}" % LABEL, name], check=False, capture=True)
     if res.returncode != 0:
         return None
-    running, _sep, kind = res.stdout.strip().partition(" ")
-    return running == "true", (kind if kind in NODE_KINDS else None)
+    fields = (res.stdout.strip().split("|") + ["", "", "", ""])[:4]
+    running, kind, owner, image = fields[0] == "true", fields[1], fields[2], fields[3]
+    if kind not in NODE_KINDS:
+        kind = "molecule" if owner == "molecule" and image.startswith("gpuops-lab") else None
+    return running, kind
 
 
 def node_run_args(node):
@@ -927,12 +943,12 @@ def status():
     print("docker engine: %s" % ("answers" if docker_answers() else "not running"))
     cache = "not running"
     if APT_CACHE_SERVICE.alive():
-        cache = "serving %s (pid %s)" % (APT_CACHE_DIR, APT_CACHE_SERVICE.our_pid())
+        cache = "serving %s (pid %s)" % (APT_CACHE_DIR, APT_CACHE_SERVICE.running_pid())
     print("package cache %s: %s" % (apt_cache_url(), cache))
     ident = mirror_identity()
     mirror = "not serving"
     if mirror_alive():
-        mirror = "serving %s (pid %s)" % (MIRROR_DIR, our_mirror_pid())
+        mirror = "serving %s (pid %s)" % (MIRROR_DIR, MIRROR_SERVICE.running_pid())
     elif ident is not None:
         mirror = "another server answers: %r" % (ident,)
     print("mirror %s: %s" % (mirror_url(), mirror))

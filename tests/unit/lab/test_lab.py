@@ -14,6 +14,17 @@ import pytest
 LAB = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "lab", "lab.py"))
 
 
+_LAB_ENV = ("GPUOPS_LAB_STATE", "GPUOPS_LAB_NETWORK", "GPUOPS_LAB_SUBNET", "GPUOPS_LAB_MIRROR_PORT", "GPUOPS_MIRROR_DIR",
+            "GPUOPS_LAB_APT_CACHE", "GPUOPS_LAB_APT_CACHE_PORT", "GPUOPS_LAB_APT_CACHE_DIR", "GPUOPS_LAB_IMAGE_REPO")
+
+
+@pytest.fixture(autouse=True)
+def _lab_defaults(monkeypatch):
+    """lab.py as it behaves without overrides, whatever the environment of the test run."""
+    for name in _LAB_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def lab():
     spec = importlib.util.spec_from_file_location("gpuops_lab", LAB)
@@ -123,6 +134,8 @@ def test_lab_mirror_argv_recognised(lab):
     argv = lab.mirror_argv()
     assert lab.is_our_mirror_argv(argv) and lab.is_lab_mirror_argv(argv)
     assert lab.is_our_mirror_argv(["/usr/bin/python3"] + argv[1:])
+    assert lab.is_our_mirror_argv(["/usr/bin/python3", "/other/checkout/lab/lab.py"] + argv[2:]), \
+        "the same directory and address served by another checkout's lab.py is the same mirror"
     other = list(argv)
     other[argv.index("--dir") + 1] = "/elsewhere/.cache/mirror"
     assert lab.is_lab_mirror_argv(other) and not lab.is_our_mirror_argv(other)
@@ -302,3 +315,17 @@ def test_package_cache_keeps_packages_and_passes_indexes(monkeypatch, tmp_path, 
         origin.shutdown()
         origin.server_close()
     assert not lab.APT_CACHE_SERVICE.alive()
+
+
+@pytest.mark.parametrize("inspect, state", [
+    ("true|molecule||gpuops-lab/debian:12-abc\n", (True, "molecule")),
+    ("false|node||gpuops-lab/debian:13-abc\n", (False, "node")),
+    ("true||molecule|gpuops-lab/debian:12\n", (True, "molecule")),  # the old molecule docker driver's node
+    ("true||molecule|postgres:16\n", (True, None)),
+    ("true|||gpuops-lab/debian:13\n", (True, None)),  # someone else's container on a lab image
+])
+def test_only_lab_containers_count_as_nodes(lab, monkeypatch, inspect, state):
+    class Res:
+        returncode, stdout = 0, inspect
+    monkeypatch.setattr(lab, "run", lambda *a, **kw: Res)
+    assert lab.container_state("x") == state
