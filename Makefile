@@ -2,7 +2,8 @@
 #
 #   make lab        set up what is missing, start the lab, run playbooks/site.yml, print a summary
 #   make lab-down   remove the lab nodes (images stay cached)
-#   make test       every test: yamllint, ansible-lint, ansible-test sanity, unit tests, molecule
+#   make test       every test: yamllint, ansible-lint, ansible-test sanity, unit tests, molecule;
+#                   ends with the seconds each stage took
 #
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -22,7 +23,8 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test lint yamllint ansible-lint sanity unit molecule lab-images build
+.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule \
+	molecule-prep molecule-one lab-images build
 
 help:
 	@sed -n '2,7p' Makefile | sed 's/^# \{0,1\}//'
@@ -60,8 +62,32 @@ lab-status:
 lab-images:
 	$(LAB) images
 
-## test: what .ci/run runs
-test: setup lint sanity unit molecule
+## test: what .ci/run runs. Every stage runs even when an earlier one failed, and a timing
+## table (seconds per stage: setup, lint, sanity, unit, lab preparation, each molecule
+## scenario) ends the output whatever happened; the exit status is 1 when any stage failed.
+TIMES := $(CURDIR)/.cache/test-times.tsv
+STAGE = s=$$(date +%s); if $(2); then r=passed; else r=FAILED; status=1; fi; \
+	printf '%s\t%s\t%s\n' "$(1)" "$$(( $$(date +%s) - s ))" "$$r" >> $(TIMES)
+SUBMAKE = $(MAKE) --no-print-directory
+
+test:
+	@mkdir -p $(dir $(TIMES)); : > $(TIMES); status=0; \
+	trap '$(MAKE) --no-print-directory times' EXIT; \
+	$(call STAGE,setup,$(SUBMAKE) setup); \
+	if [ $$status -ne 0 ]; then exit 1; fi; \
+	$(call STAGE,lint,$(SUBMAKE) lint); \
+	$(call STAGE,sanity,$(SUBMAKE) sanity); \
+	$(call STAGE,unit,$(SUBMAKE) unit); \
+	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
+	for sc in $(SCENARIOS); do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
+	exit $$status
+
+, := ,
+times:
+	@[ -s $(TIMES) ] || exit 0; \
+	echo; echo "make test: seconds per stage"; \
+	awk -F'\t' '{ printf "  %-44s %6d  %s\n", $$1, $$2, $$3; t += $$2 } \
+	  END { printf "  %-44s %6d  (%.1f min)\n", "total", t, t / 60 }' $(TIMES)
 
 lint: yamllint ansible-lint
 
@@ -77,16 +103,26 @@ sanity: setup
 unit: setup
 	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider
 
-molecule: setup
-	$(LAB) images
-	$(LAB) mirror
+molecule: setup molecule-prep
 	@failed=""; for s in $(SCENARIOS); do \
-	  echo "=== molecule scenario $$s"; \
-	  start=$$(date +%s); \
-	  if flock $(MOLECULE_LOCK) $(BIN)/molecule test -s $$s; then echo "=== $$s passed in $$(( $$(date +%s) - start )) s"; \
-	  else echo "=== $$s FAILED"; failed="$$failed $$s"; fi; \
+	  if ! $(SUBMAKE) molecule-one SCENARIO=$$s; then failed="$$failed $$s"; fi; \
 	done; \
 	if [ -n "$$failed" ]; then echo "molecule: failed scenarios:$$failed" >&2; exit 1; fi
+
+# The Docker engine, the lab network, the package cache and the node images (each scenario's
+# create step would make them too; done once here so that their time is its own line). The
+# mirror is claimed by each scenario's create step, under the molecule lock.
+molecule-prep: setup
+	$(LAB) images
+
+# One scenario under the machine-wide lock; its time is counted from when the lock is held.
+molecule-one: setup
+	@echo "=== molecule scenario $(SCENARIO)"; queued=$$(date +%s); \
+	exec 9>>$(MOLECULE_LOCK); flock 9; start=$$(date +%s); \
+	if [ $$start -gt $$queued ]; then echo "=== waited $$(( start - queued )) s for $(MOLECULE_LOCK)"; fi; \
+	if $(BIN)/molecule test -s $(SCENARIO); then \
+	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \
+	else echo "=== $(SCENARIO) FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
 
 ## build: the collection tarball
 build: setup

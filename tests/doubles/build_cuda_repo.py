@@ -239,22 +239,24 @@ def recipe_hash(fingerprint):
     return digest.hexdigest()[:16]
 
 
+def _mirror_utils():
+    """The collection's mirror index code (plugins/module_utils/mirror.py): the one
+    SHA256SUMS implementation, shared with gpuops.dlserver.mirror_index."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+    spec = importlib.util.spec_from_file_location(
+        "gpuops_mirror_utils", os.path.join(REPO, "plugins", "module_utils", "mirror.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def update_sha256sums(mirror, base):
-    """Merge the sha256 of every file under ``base`` into <mirror>/SHA256SUMS (others kept)."""
-    index = os.path.join(mirror, "SHA256SUMS")
-    kept = []
-    if os.path.exists(index):
-        with open(index) as handle:
-            kept = [line for line in handle.read().splitlines()
-                    if line.strip() and not line.split(None, 1)[-1].startswith(base + "/")]
-    ours = []
-    for dirpath, _dirs, names in os.walk(os.path.join(mirror, base)):
-        for name in names:
-            path = os.path.join(dirpath, name)
-            ours.append("%s  %s" % (digests(path)["sha256"], os.path.relpath(path, mirror)))
-    lines = sorted(kept + ours, key=lambda line: line.split(None, 1)[-1])
-    with open(index, "w") as handle:
-        handle.write("\n".join(lines) + "\n" if lines else "")
+    """Index every file under ``base`` in <mirror>/SHA256SUMS; lines of other tools are kept."""
+    utils = _mirror_utils()
+    dummy, text, dummy_changes, problems = utils.index_mirror(mirror, scan=[base.replace(os.sep, "/")])
+    if problems:
+        raise SystemExit("build_cuda_repo: cannot index %s: %s" % (mirror, "; ".join(problems)))
+    utils.write_index(mirror, text)
 
 
 def build(mirror, state, force=False):

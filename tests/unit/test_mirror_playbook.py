@@ -1,4 +1,5 @@
-"""playbooks/mirror.yml against localhost: fetch with checksum, index, refuse bad input."""
+"""playbooks/mirror.yml against localhost: fetch with checksum, index (gpuops.dlserver.mirror_index),
+refuse bad input before anything is fetched."""
 import hashlib
 import os
 import subprocess
@@ -16,7 +17,8 @@ def run_playbook(tmp_path, artifacts):
     extra = tmp_path / "vars.json"
     extra.write_text(json.dumps({"gpuops_mirror_dir": str(tmp_path / "mirror"),
                                  "gpuops_mirror_artifacts": artifacts}))
-    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"))
     return subprocess.run([os.path.join(BIN, "ansible-playbook"), PLAYBOOK, "-e", "@%s" % extra,
                            "-e", "ansible_python_interpreter=%s" % sys.executable],
                           cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300, check=False)
@@ -69,3 +71,12 @@ def test_bad_entries_fail_before_any_change(tmp_path, entry):
     assert res.returncode != 0
     assert "gpuops_mirror_artifacts entries need" in res.stdout
     assert not (tmp_path / "mirror").exists()
+
+
+def test_second_run_changes_nothing(tmp_path, source):
+    src, digest = source
+    artifacts = [{"path": "files/vendor/pkg.deb", "url": src.as_uri(), "checksum": "sha256:" + digest}]
+    assert run_playbook(tmp_path, artifacts).returncode == 0
+    res = run_playbook(tmp_path, artifacts)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "changed=0" in res.stdout, res.stdout

@@ -12,6 +12,9 @@ import os
 
 import pytest
 
+# nvd-site-cpu (only site.yml ran there) belongs to tests/test_gating.py.
+testinfra_hosts = ["nvd-deb12-v100", "nvd-deb13-rtx", "nvd-hgx", "nvd-cpu"]
+
 STATUS = "/etc/gpuops/nvidia_driver.json"
 DEBIAN_FILE = "/etc/apt/sources.list.d/gpuops-nvidia-debian.sources"
 CUDA_FILE = "/etc/apt/sources.list.d/gpuops-nvidia-cuda.sources"

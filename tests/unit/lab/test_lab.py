@@ -1,10 +1,28 @@
 """lab/lab.py: the pieces that do not need Docker."""
+import http.server
 import importlib.util
+import json
 import os
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
 
 import pytest
 
 LAB = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "lab", "lab.py"))
+
+
+_LAB_ENV = ("GPUOPS_LAB_STATE", "GPUOPS_LAB_NETWORK", "GPUOPS_LAB_SUBNET", "GPUOPS_LAB_MIRROR_PORT", "GPUOPS_MIRROR_DIR",
+            "GPUOPS_LAB_APT_CACHE", "GPUOPS_LAB_APT_CACHE_PORT", "GPUOPS_LAB_APT_CACHE_DIR", "GPUOPS_LAB_IMAGE_REPO")
+
+
+@pytest.fixture(autouse=True)
+def _lab_defaults(monkeypatch):
+    """lab.py as it behaves without overrides, whatever the environment of the test run."""
+    for name in _LAB_ENV:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
@@ -30,9 +48,15 @@ def test_mirror_override(lab, monkeypatch):
 def test_recipe_hash_changes_with_the_recipe(lab, monkeypatch):
     before = lab.recipe_hash("12")
     assert before == lab.recipe_hash("12")
+    assert lab.image_tag("12") == "gpuops-lab/debian:12-" + before
     monkeypatch.setattr(lab, "PACKAGES", lab.PACKAGES + ["vim"])
     assert lab.recipe_hash("12") != before
     assert lab.recipe_hash("13") != lab.recipe_hash("12")
+
+
+def test_unknown_release_is_refused(lab):
+    with pytest.raises(lab.LabError, match="Debian 12 and 13"):
+        lab.image_tag("11")
 
 
 def test_gateway_is_first_host_of_subnet(lab):
@@ -54,9 +78,80 @@ def test_missing_tools_without_apt_say_what_to_install(lab, monkeypatch):
         lab.ensure_packages()
 
 
-def _load_lab(monkeypatch, tmp_path, name):
+def test_one_node_definition(lab):
+    """Lab and molecule nodes come from the same docker run line; only name, label,
+    address and image differ."""
+    lab_node = lab.node_spec({"name": "lab-hgx", "debian": "12", "fixture": "hgx-h100-8gpu",
+                              "ip": "172.30.99.11"}, "node")
+    mol_node = lab.node_spec({"name": "nvd-cpu", "debian": 13, "groups": ["cpu_nodes"]}, "molecule")
+    a, b = lab.node_run_args(lab_node), lab.node_run_args(mol_node)
+    for args in (a, b):
+        for flag in (["--cap-add", "SYS_ADMIN"], ["--cgroupns", "host"], ["-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw"],
+                     ["--stop-signal", "SIGRTMIN+3"], ["--network", lab.NETWORK]):
+            assert any(args[i:i + 2] == flag for i in range(len(args))), flag
+        assert "--privileged" not in args
+    assert a[a.index("--ip") + 1] == "172.30.99.11" and "--ip" not in b
+    assert "io.gpuops.lab=node" in a and "io.gpuops.lab=molecule" in b
+    assert a[-1] == lab.image_tag("12") and b[-1] == lab.image_tag("13")
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"debian": "12"}, "needs a name"),
+    ({"name": "x", "debian": "11"}, "debian must be one of 12, 13"),
+    ({"name": "x", "debian": "12", "fixture": "no-such-host"}, "no fixture"),
+])
+def test_bad_node_specs(lab, raw, message):
+    with pytest.raises(lab.LabError, match=message):
+        lab.node_spec(raw, "molecule")
+
+
+def test_dynamic_addresses_stay_clear_of_the_lab_nodes(lab):
+    assert lab.dynamic_range() == "172.30.99.128/25"
+
+
+def test_nodes_use_the_cache_but_reach_the_mirror_directly(lab):
+    conf = lab.apt_proxy_conf()
+    assert 'Acquire::http::Proxy "http://172.30.99.1:3142";' in conf
+    assert 'Acquire::http::Proxy::172.30.99.1 "DIRECT";' in conf
+
+
+@pytest.mark.parametrize("url, cached_as", [
+    ("http://deb.debian.org/debian/pool/main/d/dkms/dkms_3.0.10-8_all.deb", "deb.debian.org/debian/pool/main/d/dkms/dkms_3.0.10-8_all.deb"),
+    ("http://deb.debian.org/debian/dists/bookworm/main/binary-amd64/by-hash/SHA256/ab12",
+     "deb.debian.org/debian/dists/bookworm/main/binary-amd64/by-hash/SHA256/ab12"),
+    ("http://deb.debian.org/debian/dists/bookworm/InRelease", None),
+    ("http://deb.debian.org/debian/dists/bookworm/main/binary-amd64/Packages.xz", None),
+    ("http://deb.debian.org/debian/pool/../../etc/x.deb", None),
+    ("https://deb.debian.org/debian/pool/x.deb", None),
+    ("http://x.deb", None),
+])
+def test_what_the_package_cache_keeps(lab, url, cached_as):
+    path = lab.cache_path("/c", url)
+    assert path == (os.path.join("/c", cached_as) if cached_as else None)
+
+
+def test_lab_mirror_argv_recognised(lab):
+    argv = lab.mirror_argv()
+    assert lab.is_our_mirror_argv(argv) and lab.is_lab_mirror_argv(argv)
+    assert lab.is_our_mirror_argv(["/usr/bin/python3"] + argv[1:])
+    assert lab.is_our_mirror_argv(["/usr/bin/python3", "/other/checkout/lab/lab.py"] + argv[2:]), \
+        "the same directory and address served by another checkout's lab.py is the same mirror"
+    other = list(argv)
+    other[argv.index("--dir") + 1] = "/elsewhere/.cache/mirror"
+    assert lab.is_lab_mirror_argv(other) and not lab.is_our_mirror_argv(other)
+    for argv in (None, [], ["sleep", "60"], ["python3", "/x/lab.py", "up"], ["python3", "/x/lab.py", "_serve-mirror"]):
+        assert not lab.is_our_mirror_argv(argv)
+        assert not lab.is_lab_mirror_argv(argv)
+
+
+# ---------------------------------------------------------------------------- the mirror process
+
+_PORTS = iter(range(18099, 18199))
+
+
+def _load_lab(monkeypatch, tmp_path, name, port):
     monkeypatch.setenv("GPUOPS_LAB_SUBNET", "127.77.0.0/24")
-    monkeypatch.setenv("GPUOPS_LAB_MIRROR_PORT", "18099")
+    monkeypatch.setenv("GPUOPS_LAB_MIRROR_PORT", str(port))
     monkeypatch.setenv("GPUOPS_LAB_STATE", str(tmp_path / name / "state"))
     monkeypatch.setenv("GPUOPS_MIRROR_DIR", str(tmp_path / name / "mirror"))
     spec = importlib.util.spec_from_file_location("gpuops_lab_" + name, LAB)
@@ -65,19 +160,172 @@ def _load_lab(monkeypatch, tmp_path, name):
     return mod
 
 
-def test_mirror_of_another_checkout_is_replaced(monkeypatch, tmp_path):
-    """A lab mirror left by another checkout serves other files: it is stopped, ours starts."""
-    first = _load_lab(monkeypatch, tmp_path, "first")
-    second = _load_lab(monkeypatch, tmp_path, "second")
+@pytest.fixture
+def port():
+    return next(_PORTS) + (os.getpid() % 50) * 100
+
+
+@pytest.fixture
+def bystander():
+    """An unrelated process the lab must never signal."""
+    proc = subprocess.Popen(["sleep", "300"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def _alive(proc):
+    return proc.poll() is None
+
+
+def test_mirror_is_tracked_by_its_pid_file(monkeypatch, tmp_path, port):
+    lab = _load_lab(monkeypatch, tmp_path, "one", port)
     try:
-        first.ensure_mirror()
+        pid = lab.ensure_mirror()
+        assert lab.mirror_alive()
+        assert int((tmp_path / "one" / "state" / "mirror.pid").read_text()) == pid
+        assert lab.proc_cmdline(pid)[1:] == lab.mirror_argv()[1:]
+        assert lab.listener_pids("127.77.0.1", port) == [pid]
+        assert lab.ensure_mirror() == pid  # running: nothing restarts
+        with urllib.request.urlopen(lab.mirror_url() + "/SHA256SUMS", timeout=5) as resp:
+            assert resp.status == 200
+    finally:
+        lab.stop_mirror()
+    assert not lab.mirror_alive()
+    assert not (tmp_path / "one" / "state" / "mirror.pid").exists()
+
+
+def test_pid_file_naming_another_process_is_not_signalled(monkeypatch, tmp_path, port, bystander):
+    """A stale pid file whose pid now belongs to another process: that process lives."""
+    lab = _load_lab(monkeypatch, tmp_path, "stale", port)
+    state = tmp_path / "stale" / "state"
+    state.mkdir(parents=True)
+    (state / "mirror.pid").write_text("%d\n" % bystander.pid)
+    assert lab.our_mirror_pid() is None
+    lab.stop_mirror()
+    (state / "mirror.pid").write_text("%d\n" % bystander.pid)
+    try:
+        pid = lab.ensure_mirror()
+        assert pid != bystander.pid
+    finally:
+        lab.stop_mirror()
+    time.sleep(0.2)
+    assert _alive(bystander)
+
+
+class _Liar(http.server.BaseHTTPRequestHandler):
+    """An HTTP server that claims to be a lab mirror run by someone else's pid."""
+    victim = None
+
+    def do_GET(self):  # noqa: N802
+        body = json.dumps({"dir": "/elsewhere/.cache/mirror", "pid": self.victim}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_http_answer_never_chooses_a_process_to_kill(monkeypatch, tmp_path, port, bystander):
+    """Something else holds the mirror port and names an unrelated pid in its answer: the lab
+    refuses, names the holder, and signals nobody."""
+    lab = _load_lab(monkeypatch, tmp_path, "liar", port)
+    handler = type("Liar", (_Liar,), {"victim": bystander.pid})
+    server = http.server.ThreadingHTTPServer(("127.77.0.1", port), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert lab.mirror_identity()["pid"] == bystander.pid
+        with pytest.raises(lab.LabError, match="pid %d .* is not a gpuops lab mirror" % os.getpid()):
+            lab.ensure_mirror()
+        assert not lab.mirror_alive()
+    finally:
+        server.shutdown()
+        server.server_close()
+    time.sleep(0.2)
+    assert _alive(bystander)
+
+
+def test_mirror_of_another_checkout_is_replaced(monkeypatch, tmp_path, port):
+    """A lab mirror left by another checkout serves other files: /proc shows it is a lab
+    mirror holding the port, so it is stopped and ours starts."""
+    first = _load_lab(monkeypatch, tmp_path, "first", port)
+    second = _load_lab(monkeypatch, tmp_path, "second", port)
+    try:
+        old = first.ensure_mirror()
         assert first.mirror_alive() and not second.mirror_alive()
-        second.ensure_mirror()
-        ident = second.mirror_identity()
-        assert ident["dir"] == os.path.realpath(str(tmp_path / "second" / "mirror"))
+        new = second.ensure_mirror()
+        assert new != old and second.mirror_alive()
+        assert second.mirror_identity()["dir"] == os.path.realpath(str(tmp_path / "second" / "mirror"))
         assert not first.mirror_alive()
-        second.ensure_mirror()  # already ours: nothing restarts
-        assert second.mirror_identity()["pid"] == ident["pid"]
+        assert second.ensure_mirror() == new  # already ours: nothing restarts
     finally:
         second.stop_mirror()
         first.stop_mirror()
+
+
+class _Origin(http.server.BaseHTTPRequestHandler):
+    """A Debian archive stand-in that counts what it serves."""
+    hits = None
+
+    def do_GET(self):  # noqa: N802
+        self.hits.append(self.path)
+        body = ("content of %s\n" % self.path).encode()
+        if self.path.endswith("missing.deb"):
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_package_cache_keeps_packages_and_passes_indexes(monkeypatch, tmp_path, port):
+    monkeypatch.setenv("GPUOPS_LAB_APT_CACHE_PORT", str(port + 1))
+    monkeypatch.setenv("GPUOPS_LAB_APT_CACHE_DIR", str(tmp_path / "apt-cache"))
+    lab = _load_lab(monkeypatch, tmp_path, "cache", port)
+    hits = []
+    origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("O", (_Origin,), {"hits": hits}))
+    threading.Thread(target=origin.serve_forever, daemon=True).start()
+    base = "http://127.0.0.1:%d" % origin.server_address[1]
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": lab.apt_cache_url()}))
+    try:
+        assert lab.ensure_apt_cache() == "http://127.77.0.1:%d" % (port + 1)
+        assert lab.APT_CACHE_SERVICE.alive()
+        for _round in range(2):
+            with opener.open(base + "/debian/pool/main/x/x_1.0_amd64.deb", timeout=10) as resp:
+                assert resp.read() == b"content of /debian/pool/main/x/x_1.0_amd64.deb\n"
+            with opener.open(base + "/debian/dists/bookworm/InRelease", timeout=10) as resp:
+                assert resp.read().startswith(b"content of")
+        with pytest.raises(urllib.error.HTTPError) as err:
+            opener.open(base + "/debian/pool/missing.deb", timeout=10)
+        assert err.value.code == 404
+        assert hits.count("/debian/pool/main/x/x_1.0_amd64.deb") == 1, "a package is fetched once"
+        assert hits.count("/debian/dists/bookworm/InRelease") == 2, "indexes always come from the origin"
+        kept = tmp_path / "apt-cache" / ("127.0.0.1:%d" % origin.server_address[1]) / "debian/pool/main/x/x_1.0_amd64.deb"
+        assert kept.is_file()
+        assert not list((tmp_path / "apt-cache").rglob("missing.deb"))
+    finally:
+        lab.APT_CACHE_SERVICE.stop()
+        origin.shutdown()
+        origin.server_close()
+    assert not lab.APT_CACHE_SERVICE.alive()
+
+
+@pytest.mark.parametrize("inspect, state", [
+    ("true|molecule||gpuops-lab/debian:12-abc\n", (True, "molecule")),
+    ("false|node||gpuops-lab/debian:13-abc\n", (False, "node")),
+    ("true||molecule|gpuops-lab/debian:12\n", (True, "molecule")),  # the old molecule docker driver's node
+    ("true||molecule|postgres:16\n", (True, None)),
+    ("true|||gpuops-lab/debian:13\n", (True, None)),  # someone else's container on a lab image
+])
+def test_only_lab_containers_count_as_nodes(lab, monkeypatch, inspect, state):
+    class Res:
+        returncode, stdout = 0, inspect
+    monkeypatch.setattr(lab, "run", lambda *a, **kw: Res)
+    assert lab.container_state("x") == state

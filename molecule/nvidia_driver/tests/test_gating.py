@@ -2,10 +2,16 @@
 
 The nodes carry sysfs trees of real servers (tests/fixtures/hosts/); playbooks/site.yml
 probed them, recorded the plan in /etc/gpuops/plan.json and ran the roles the plan allowed.
+This scenario's converge is site.yml on every node (formerly the `gating` scenario, merged
+here because it converged a subset of these nodes): these assertions hold for the HGX, the
+RTX box and nvd-site-cpu, a CPU-only server on which only site.yml ran (on nvd-cpu the role
+is also applied directly, for the role's own assertions in test_default.py).
 """
 import json
 
 import pytest
+
+testinfra_hosts = ["nvd-hgx", "nvd-deb13-rtx", "nvd-site-cpu"]
 
 
 def plan(host):
@@ -26,7 +32,7 @@ def test_plan_recorded_and_consistent(host):
 def test_driver_decision(host):
     p = plan(host)
     drv = p["driver"]
-    if name(host) == "gating-cpu":
+    if name(host) == "nvd-site-cpu":
         assert drv["required"] is False
         assert "no NVIDIA GPU" in drv["reason"]
     else:
@@ -39,7 +45,7 @@ def test_driver_decision(host):
 def test_fabric_manager_only_with_nvswitches(host):
     p = plan(host)
     fm = p["fabric_manager"]
-    if name(host) == "gating-hgx":
+    if name(host) == "nvd-hgx":
         assert p["host"]["nvswitch_count"] == 4
         assert fm["required"] is True
         assert "NVSwitch" in fm["reason"]
@@ -51,16 +57,16 @@ def test_fabric_manager_only_with_nvswitches(host):
 
 def test_gpu_counts_and_architectures(host):
     p = plan(host)
-    expected = {"gating-hgx": (8, ["hopper"]), "gating-rtx": (8, ["ada"]), "gating-cpu": (0, [])}[name(host)]
+    expected = {"nvd-hgx": (8, ["hopper"]), "nvd-deb13-rtx": (8, ["ada"]), "nvd-site-cpu": (0, [])}[name(host)]
     assert (p["host"]["gpu_count"], p["host"]["architectures"]) == expected
 
 
 def test_mig_and_profiling(host):
     p = plan(host)
-    if name(host) == "gating-hgx":
+    if name(host) == "nvd-hgx":
         assert len(p["mig"]["capable_gpus"]) == 8
         assert p["dcgm"]["profiling"]["value"] is True
-    elif name(host) == "gating-rtx":
+    elif name(host) == "nvd-deb13-rtx":
         assert p["mig"]["capable_gpus"] == []
         assert p["dcgm"]["profiling"]["value"] is False
         assert "data-centre" in p["dcgm"]["profiling"]["reason"]
@@ -70,7 +76,7 @@ def test_mig_and_profiling(host):
                                   "gpu_validate"])
 def test_gpu_roles_gated(host, role):
     decision = plan(host)["roles"][role]
-    if name(host) == "gating-cpu":
+    if name(host) == "nvd-site-cpu":
         assert decision["run"] is False, decision
         assert "GPU" in decision["reason"]
     elif role == "gpu_validate":
@@ -90,10 +96,10 @@ def test_os_tuning_ran_everywhere(host):
 
 
 def test_nvml_binding_installed_beside_the_system_python(host):
-    """gating-hgx asked for gpuops_nvml_install: the binding sits where the probe looks,
+    """nvd-hgx asked for gpuops_nvml_install: the binding sits where the probe looks,
     the system Python is untouched, and the probe then got past the import to nvmlInit."""
     probe_path = "import sys; sys.path.insert(0, '/opt/gpuops/nvml'); import pynvml; print(pynvml.__file__)"
-    if name(host) != "gating-hgx":
+    if name(host) != "nvd-hgx":
         assert not host.file("/opt/gpuops/nvml").exists
         return
     res = host.run("python3 -c \"%s\"" % probe_path)
@@ -114,7 +120,7 @@ def installed_packages(host):
 
 def test_driver_installed_only_where_the_plan_says(host):
     packages = installed_packages(host)
-    if name(host) == "gating-cpu":
+    if name(host) == "nvd-site-cpu":
         # site.yml did not even include the role here: the plan said why.
         assert not host.file("/etc/gpuops/nvidia_driver.json").exists
         assert "no NVIDIA GPU" in plan(host)["roles"]["nvidia_driver"]["reason"]
@@ -131,11 +137,11 @@ def test_driver_installed_only_where_the_plan_says(host):
 
 
 def test_fabric_manager_installed_only_with_nvswitches(host):
-    if name(host) == "gating-cpu":
+    if name(host) == "nvd-site-cpu":
         return
     status = driver_status(host)
     fm = [p for p in installed_packages(host) if p.startswith("nvidia-fabricmanager")]
-    if name(host) == "gating-hgx":
+    if name(host) == "nvd-hgx":
         assert status["fabric_manager"]["required"] is True
         assert fm, "Fabric Manager not installed on the NVSwitch host"
         assert status["fabric_manager"]["started"] is False

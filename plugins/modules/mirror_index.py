@@ -1,0 +1,183 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: mirror_index
+short_description: Check artifact lists and keep the SHA256SUMS index of an artifact mirror
+version_added: 0.1.0
+description:
+  - An artifact mirror is a directory of vendor files and repositories served over HTTP, with
+    C(SHA256SUMS) at its root (C(sha256sum -c) format). Air-gapped sites fill one from a
+    connected host with C(playbooks/mirror.yml) and point the roles' URL variables at it;
+    the collection's lab serves one to its test nodes. The layout is in C(docs/mirror.md).
+  - Records the sha256 of the listed O(artifacts) and of every file under the O(scan)
+    directories in C(SHA256SUMS). Every line another tool wrote is kept.
+  - Each listed artifact must already be in the mirror with the listed checksum; the module
+    fails, naming the file, when it is missing or differs.
+  - With O(validate_only=true) it only checks the artifact list (relative paths without
+    C(..), a URL, a C(sha256) checksum) and touches nothing, so a playbook can refuse a bad
+    list before it downloads anything.
+author:
+  - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+options:
+  path:
+    description:
+      - The mirror directory.
+    type: path
+    required: true
+  artifacts:
+    description:
+      - Files fetched into the mirror, as in C(gpuops_mirror_artifacts).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: Path of the file inside the mirror (relative, no C(..)); required.
+        type: str
+      url:
+        description: Where it was fetched from (required by O(validate_only)).
+        type: str
+      checksum:
+        description: The file's checksum, C(sha256) then a colon and 64 hex digits; required.
+        type: str
+  scan:
+    description:
+      - Directories of the mirror (relative) whose every file is hashed; their old lines in
+        C(SHA256SUMS) are replaced, so files removed from them leave the index too.
+    type: list
+    elements: str
+    default: []
+  validate_only:
+    description:
+      - Only check O(artifacts) (URL included) and report; read and write nothing.
+    type: bool
+    default: false
+notes:
+  - C(SHA256SUMS) is written atomically; lines it cannot parse are kept at its end.
+  - The layout, filling and serving of a mirror are described in C(docs/mirror.md).
+"""
+
+EXAMPLES = r"""
+- name: Refuse a bad artifact list before downloading anything
+  gpuops.dlserver.mirror_index:
+    path: /srv/gpuops-mirror
+    artifacts: "{{ gpuops_mirror_artifacts }}"
+    validate_only: true
+
+- name: Record the fetched artifacts in SHA256SUMS
+  gpuops.dlserver.mirror_index:
+    path: /srv/gpuops-mirror
+    artifacts: "{{ gpuops_mirror_artifacts }}"
+
+- name: Index an apt repository another tool wrote into the mirror
+  gpuops.dlserver.mirror_index:
+    path: /srv/gpuops-mirror
+    scan: [apt/cuda]
+"""
+
+RETURN = r"""
+index:
+  description: Path of the C(SHA256SUMS) file.
+  returned: unless validate_only
+  type: str
+  sample: /srv/gpuops-mirror/SHA256SUMS
+added:
+  description: Paths the index did not list before.
+  returned: unless validate_only
+  type: list
+  elements: str
+  sample: [files/nvidia/cuda-keyring_1.1-1_all.deb]
+updated:
+  description: Paths whose checksum changed.
+  returned: unless validate_only
+  type: list
+  elements: str
+removed:
+  description: Paths under O(scan) directories that are no longer there.
+  returned: unless validate_only
+  type: list
+  elements: str
+kept:
+  description: Lines of other tools kept as they were.
+  returned: unless validate_only
+  type: int
+  sample: 42
+problems:
+  description: What is wrong with the artifact list or the mirror (empty on success).
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpuops.dlserver.plugins.module_utils.mirror import (
+    SUMS_NAME,
+    check_artifacts,
+    index_mirror,
+    write_index,
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', required=True),
+            artifacts=dict(type='list', elements='dict', default=[], options=dict(
+                path=dict(type='str'),
+                url=dict(type='str'),
+                checksum=dict(type='str', no_log=False),
+            )),
+            scan=dict(type='list', elements='str', default=[]),
+            validate_only=dict(type='bool', default=False),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    if params['validate_only']:
+        problems = check_artifacts(params['artifacts'], need_url=True)
+        if problems:
+            module.fail_json(msg='gpuops_mirror_artifacts entries need `path` (relative, no ..), `url` and '
+                                 '`checksum: sha256:<64 hex>`: ' + '; '.join(problems), problems=problems)
+        module.exit_json(changed=False, problems=[])
+
+    mirror_dir = params['path']
+    if not os.path.isdir(mirror_dir):
+        module.fail_json(msg='the mirror directory %s does not exist' % mirror_dir, problems=[])
+    old_text, new_text, changes, problems = index_mirror(mirror_dir, params['artifacts'], params['scan'])
+    if problems:
+        module.fail_json(msg='cannot index the mirror %s: %s' % (mirror_dir, '; '.join(problems)),
+                         problems=problems)
+    changed = new_text != old_text
+    result = dict(changed=changed, index=os.path.join(mirror_dir, SUMS_NAME), problems=[], **changes)
+    if module._diff and changed:
+        result['diff'] = dict(before=old_text, after=new_text,
+                              before_header=result['index'], after_header=result['index'])
+    if changed and not module.check_mode:
+        try:
+            write_index(mirror_dir, new_text)
+        except OSError as exc:
+            module.fail_json(msg='cannot write %s: %s' % (result['index'], exc), problems=[str(exc)])
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

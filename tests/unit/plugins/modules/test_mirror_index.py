@@ -1,0 +1,86 @@
+"""gpuops.dlserver.mirror_index: the module around module_utils/mirror.py (the logic has its
+own case tables in tests/unit/plugins/module_utils/)."""
+import hashlib
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpuops.dlserver.plugins.modules import mirror_index
+
+
+class ExitJson(Exception):
+    pass
+
+
+class FailJson(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def capture_exit(monkeypatch):
+    def exit_json(self, **kwargs):
+        raise ExitJson(kwargs)
+
+    def fail_json(self, **kwargs):
+        kwargs["failed"] = True
+        raise FailJson(kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+
+
+def _run(**args):
+    with patch_module_args(args):
+        with pytest.raises((ExitJson, FailJson)) as info:
+            mirror_index.main()
+    return info.value.args[0]
+
+
+@pytest.fixture
+def mirror(tmp_path):
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "x.deb").write_bytes(b"x")
+    (tmp_path / "SHA256SUMS").write_text("%s  apt/cuda/Packages\n" % ("a" * 64))
+    return tmp_path, "sha256:" + hashlib.sha256(b"x").hexdigest()
+
+
+def test_records_and_keeps_other_lines(mirror):
+    path, checksum = mirror
+    res = _run(path=str(path), artifacts=[{"path": "files/x.deb", "checksum": checksum}])
+    assert res["changed"] is True and res["added"] == ["files/x.deb"] and res["kept"] == 1
+    assert (path / "SHA256SUMS").read_text() == "%s  apt/cuda/Packages\n%s  files/x.deb\n" % ("a" * 64, checksum[7:])
+    again = _run(path=str(path), artifacts=[{"path": "files/x.deb", "checksum": checksum}])
+    assert again["changed"] is False
+
+
+def test_check_mode_and_diff_write_nothing(mirror):
+    path, checksum = mirror
+    before = (path / "SHA256SUMS").read_text()
+    res = _run(path=str(path), artifacts=[{"path": "files/x.deb", "checksum": checksum}],
+               _ansible_check_mode=True, _ansible_diff=True)
+    assert res["changed"] is True
+    assert res["diff"]["before"] == before and "files/x.deb" in res["diff"]["after"]
+    assert (path / "SHA256SUMS").read_text() == before
+
+
+def test_a_file_that_differs_fails_naming_it(mirror):
+    path, dummy = mirror
+    res = _run(path=str(path), artifacts=[{"path": "files/x.deb", "checksum": "sha256:" + "0" * 64}])
+    assert res["failed"] and "files/x.deb: sha256 is" in res["msg"]
+
+
+def test_validate_only_touches_nothing(tmp_path):
+    res = _run(path=str(tmp_path / "nowhere"), validate_only=True,
+               artifacts=[{"path": "../x", "url": "u", "checksum": "md5:1"}, {"path": "ok", "checksum": "sha256:" + "0" * 64}])
+    assert res["failed"] and res["msg"].startswith("gpuops_mirror_artifacts entries need")
+    assert len(res["problems"]) == 3
+    assert not (tmp_path / "nowhere").exists()
+    ok = _run(path=str(tmp_path / "nowhere"), validate_only=True,
+              artifacts=[{"path": "files/x", "url": "https://v.example/x", "checksum": "sha256:" + "0" * 64}])
+    assert ok["changed"] is False and ok["problems"] == []
+
+
+def test_missing_mirror_directory(tmp_path):
+    res = _run(path=str(tmp_path / "nowhere"), scan=["apt"])
+    assert res["failed"] and "does not exist" in res["msg"]
