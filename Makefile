@@ -23,7 +23,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule \
+.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet \
 	molecule-prep molecule-one lab-images build
 
 help:
@@ -123,6 +123,10 @@ molecule-one: setup
 	if $(BIN)/molecule test -s $(SCENARIO); then \
 	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \
 	else echo "=== $(SCENARIO) FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
+
+## bench-fleet: time a no-op site.yml re-run over 1/4/8 SSH nodes (recommended ansible.cfg vs Ansible's defaults)
+bench-fleet: setup
+	$(BIN)/python bench/fleet_bench.py $(BENCH_ARGS)
 
 ## build: the collection tarball
 build: setup
