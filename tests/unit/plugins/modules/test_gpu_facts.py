@@ -22,27 +22,7 @@ TESTS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."
 sys.path[0:0] = [os.path.join(TESTS, "unit"), os.path.join(TESTS, "fixtures")]
 import build_sysfs  # noqa: E402
 import fake_pynvml  # noqa: E402
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def capture_exit(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        kwargs["failed"] = True
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 
 @pytest.fixture(scope="module")

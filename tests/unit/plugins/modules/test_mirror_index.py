@@ -3,31 +3,10 @@ own case tables in tests/unit/plugins/module_utils/)."""
 import hashlib
 
 import pytest
-from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.modules import mirror_index
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def capture_exit(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        kwargs["failed"] = True
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 
 def _run(**args):

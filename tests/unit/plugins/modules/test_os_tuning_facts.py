@@ -11,6 +11,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.modules import os_tuning_facts
+from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "os_tuning"))
 APT_SIMULATION = """Inst linux-image-amd64 [6.1.76-1] (6.1.85-1 Debian-Security:12/stable-security [amd64])
@@ -18,27 +19,6 @@ Inst linux-headers-amd64 [6.1.76-1] (6.1.85-1 Debian:12.5/stable [amd64])
 Inst tzdata [2024a-0+deb12u1] (2025b-0+deb12u1 Debian-Security:12/stable-security [all])
 """
 DPKG = "linux-image-amd64\t6.1.76-1\thi \nlinux-headers-amd64\t6.1.76-1\tii \nlibc6\t2.36-9\tii \nold\t1\trc \n"
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def capture_exit(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, **kwargs):
-        kwargs["failed"] = True
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
 
 
 @pytest.fixture(name="commands")
