@@ -49,8 +49,9 @@ COLLECTIONS = os.path.join(ROOT, ".cache", "collections")
 CALLBACK_DIR = os.path.join(BENCH, "callback_plugins")
 CALLBACK = "fleet_bench_tasks"
 RESULTS = os.path.join(BENCH, "results")
-NODE_LABEL = "io.gpuops.bench"
-NODE_LABEL_VALUE = "fleet"
+# The lab's own label (lab/lab.py LABEL) with a kind of the benchmark's own.
+NODE_LABEL = "io.gpuops.lab"
+NODE_LABEL_VALUE = "bench-fleet"
 GROUP = "gpu_nodes"
 
 
@@ -82,31 +83,25 @@ def lab_module():
 
 
 def start_nodes(nodes):
-    """Start the benchmark's nodes with lab/lab.py. This is the only place that knows how
-    lab.py makes a node (engine, image, network, SSH key, `docker run` arguments, fixture);
-    adapt it here when lab.py changes. The nodes carry their own label instead of the
-    lab's, so `lab.py down` (the lab's and molecule's cleanup) leaves them alone.
-    Returns what the inventory needs: the private key and the network's subnet."""
+    """Start the benchmark's nodes with lab/lab.py, the one definition of a lab node (engine,
+    network, package cache, image, `docker run` arguments, SSH key, fixture). This is the
+    only place that knows lab.py's API; adapt it here when lab.py changes. The nodes carry
+    the lab's label with a kind of their own (NODE_LABEL_VALUE), so `lab.py down` and the
+    molecule scenarios leave them alone. Returns what the inventory needs: the private key
+    and the network's subnet."""
     lab = lab_module()
     try:
         lab.ensure_engine()
-        for debian in sorted(set(node["debian"] for node in nodes)):
-            lab.build_image(debian)
         lab.ensure_network()
+        cache_url = lab.ensure_apt_cache()
+        lab.ensure_images(set(node["debian"] for node in nodes), cache_url=cache_url)
+        specs = [lab.node_spec({"name": node["name"], "debian": node["debian"], "fixture": node["fixture"],
+                                "ip": node["ip"]}, NODE_LABEL_VALUE) for node in nodes]
+        for spec in specs:
+            log("starting %s (Debian %s, %s, fixture %s)" % (spec["name"], spec["debian"], spec["ip"],
+                                                             spec["fixture"]))
+        lab.nodes_up(specs, cache_url=cache_url)
         key = lab.ssh_key()
-        with open(key + ".pub") as handle:
-            pub = handle.read()
-        for node in nodes:
-            args = lab.node_run_args(node)
-            args = ["%s=%s" % (NODE_LABEL, NODE_LABEL_VALUE) if arg == lab.LABEL + "=node" else arg
-                    for arg in args]
-            log("starting %s (Debian %s, %s, fixture %s)" % (node["name"], node["debian"], node["ip"],
-                                                             node["fixture"]))
-            lab.run(args, capture=True)
-            lab.run(["docker", "exec", "-i", node["name"], "sh", "-c",
-                     "umask 077; mkdir -p /root/.ssh; cat > /root/.ssh/authorized_keys"],
-                    input=pub, text=True)
-            lab.fixture_into(node)
     except lab.LabError as exc:
         raise BenchError("lab: %s" % exc)
     return {"ssh_key": key, "subnet": lab.SUBNET, "network": lab.NETWORK}
