@@ -29,6 +29,7 @@ requirements:
 
 from ansible.plugins.callback import CallbackBase
 
+PRIVATE_ROLE = "common"
 ROLE_PREFIX = "gpuops.dlserver."
 
 
@@ -53,8 +54,8 @@ class CallbackModule(CallbackBase):
         name = role.get_name()
         if name.startswith(ROLE_PREFIX):
             name = name[len(ROLE_PREFIX):]
-        if name.startswith("_"):
-            # private helpers count towards the role that called them
+        if name == PRIVATE_ROLE:
+            # the private helper (roles/common) count towards the role that called them
             parent = getattr(role, "_parents", None)
             if parent:
                 return CallbackModule._role_name(parent[0]) or name

@@ -13,7 +13,7 @@ import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ROLES_DIR = os.path.join(REPO, "roles")
-PUBLIC_ROLES = sorted(r for r in os.listdir(ROLES_DIR) if not r.startswith("_") and
+PUBLIC_ROLES = sorted(r for r in os.listdir(ROLES_DIR) if r != "common" and  # common: the private helper
                       os.path.isdir(os.path.join(ROLES_DIR, r)))
 
 

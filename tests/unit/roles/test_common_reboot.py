@@ -1,6 +1,6 @@
 """The collection's single reboot handler, through a real ansible-playbook run.
 
-Two roles hand a reboot decision to _common's reboot.yml; the handler "gpuops reboot" must
+Two roles hand a reboot decision to common's reboot.yml; the handler "gpuops reboot" must
 run once, announcing both reasons. The run uses the local connection, where
 ansible.builtin.reboot refuses to reboot the control node: that refusal is the proof that the
 one reboot was reached (and nothing is rebooted).
@@ -15,12 +15,12 @@ BIN = os.path.dirname(sys.executable)
 PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
-    - ansible.builtin.include_role: {{name: gpuops.dlserver._common, tasks_from: reboot.yml}}
+    - ansible.builtin.include_role: {{name: gpuops.dlserver.common, tasks_from: reboot.yml}}
       vars:
         __common_role: os_tuning
         __common_reboot_marker: "{marker}"
         __common_reboot: {{needed: true, action: {first}, reason: "iommu=pt is not active", timeout: 900}}
-    - ansible.builtin.include_role: {{name: gpuops.dlserver._common, tasks_from: reboot.yml}}
+    - ansible.builtin.include_role: {{name: gpuops.dlserver.common, tasks_from: reboot.yml}}
       vars:
         __common_role: nvidia_driver
         __common_reboot_marker: "{marker}"
@@ -42,8 +42,8 @@ def run(tmp_path, first="reboot"):
 def test_both_roles_one_reboot_with_both_reasons(tmp_path):
     res, marker = run(tmp_path)
     out = res.stdout + res.stderr
-    assert out.count("RUNNING HANDLER [gpuops.dlserver._common : Announce the reboot") == 1, out
-    assert out.count("RUNNING HANDLER [gpuops.dlserver._common : Reboot the host once") == 1, out
+    assert out.count("RUNNING HANDLER [gpuops.dlserver.common : Announce the reboot") == 1, out
+    assert out.count("RUNNING HANDLER [gpuops.dlserver.common : Reboot the host once") == 1, out
     assert ("gpuops.dlserver reboot for nvidia_driver: driver 535 loaded, 550 installed; "
             "os_tuning: iommu=pt is not active") in out
     assert "would reboot the control node" in out  # the one reboot was reached, and refused locally

@@ -64,7 +64,7 @@ def playbook(tmp_path, tasks, extra=None, check=False, isolate=False):
     return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
 
 
-PLATFORM_TASK = """    - ansible.builtin.include_role: {name: gpuops.dlserver._common, tasks_from: platform.yml}
+PLATFORM_TASK = """    - ansible.builtin.include_role: {name: gpuops.dlserver.common, tasks_from: platform.yml}
       vars:
         __common_role: os_tuning
         ansible_facts: {distribution: "%s", distribution_major_version: "%s", distribution_version: "%s"}

@@ -40,7 +40,7 @@ def _role_options():
     found = []
     for role in sorted(os.listdir(ROLES)):
         path = os.path.join(ROLES, role, "meta", "argument_specs.yml")
-        if role.startswith("_") or not os.path.isfile(path):
+        if role == "common" or not os.path.isfile(path):
             continue
         with open(path) as fh:
             options = yaml.safe_load(fh)["argument_specs"]["main"]["options"]
