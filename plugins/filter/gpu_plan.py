@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter gpuops.dlserver.gpu_plan: the probe's facts -> the plan every role follows.
 
-The documentation is in gpu_plan.yml next to this file; the rules are in
+One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
+list). The documentation is in gpu_plan.yml next to this file; the rules are in
 plugins/module_utils/gpu_plan.py and docs/hardware-gating.md.
 """
 

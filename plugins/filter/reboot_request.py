@@ -1,7 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters reboot_request / reboot_served: the collection's single reboot request per host."""
+"""Filter gpuops.dlserver.reboot_request: add a role's reboot decision to the host's single request.
+
+One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
+the documentation is ``reboot_request.yml`` next to this file, the code is
+``plugins/module_utils/reboot.py``.
+"""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +14,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.reboot import add_request, served
+from ansible_collections.gpuops.dlserver.plugins.module_utils.reboot import add_request
 
 
 def reboot_request(current, role, decision):
@@ -19,12 +24,8 @@ def reboot_request(current, role, decision):
         raise AnsibleFilterError('gpuops.dlserver.reboot_request: %s' % exc)
 
 
-def reboot_served(current):
-    return served(current)
-
-
 class FilterModule(object):
-    """gpuops.dlserver reboot filters."""
+    """gpuops.dlserver.reboot_request."""
 
     def filters(self):
-        return {'reboot_request': reboot_request, 'reboot_served': reboot_served}
+        return {'reboot_request': reboot_request}
