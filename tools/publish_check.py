@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The publishing checks of `make publish-check`, on the tarball `ansible-galaxy collection build` makes.
 
 1. galaxy-importer (what Galaxy and Automation Hub run on every upload), configured by
@@ -191,7 +191,7 @@ def check_ee(coll_root, tmp, pub_bin):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--only', default='importer,docs,ee')
     parser.add_argument('--tarball', help='check this tarball instead of building one')
     parser.add_argument('--require-repository', action='store_true',

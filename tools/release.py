@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cut a release: version bump and CHANGELOG.rst (step 1-2 of docs/release.md; `make release` runs it).
 
     python3 tools/release.py --version 0.1.0 [--changelog PATH-TO-antsibull-changelog]
@@ -80,7 +80,7 @@ def bump(version, repo=REPO):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--version', required=True)
     parser.add_argument('--changelog', default='antsibull-changelog', help='the antsibull-changelog to run')
     parser.add_argument('--repo', default=REPO)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Generate roles/<role>/README.md for every role of the collection, from one source each.
 
 Galaxy shows a role's README.md and refuses a collection whose roles have none. The prose of a
@@ -207,7 +207,7 @@ def render(role, repo=REPO):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--check', action='store_true', help='exit 1 when a README differs; write nothing')
     parser.add_argument('--repo', default=REPO)
     args = parser.parse_args(argv)

@@ -95,7 +95,7 @@ def test_galaxy_yml_has_no_placeholder_url_and_only_used_dependencies():
         assert value is None or not re.search(r"example\.|\.invalid|localhost", value), (key, value)
     used = set()
     for top in ("roles", "playbooks", "plugins"):
-        for root, _, files in os.walk(os.path.join(REPO, top)):
+        for root, _dirs, files in os.walk(os.path.join(REPO, top)):
             for name in files:
                 if name.endswith((".yml", ".yaml", ".py", ".j2")):
                     with open(os.path.join(root, name)) as handle:
