@@ -2,8 +2,11 @@
 #
 #   make lab        set up what is missing, start the lab, run playbooks/site.yml, print a summary
 #   make lab-down   remove the lab nodes (images stay cached)
-#   make test       every test: yamllint, ansible-lint, ansible-test sanity, unit tests, molecule;
-#                   ends with the seconds each stage took
+#   make test       every test: yamllint, ansible-lint, ansible-test sanity, unit tests, the
+#                   publishing checks, molecule; ends with the seconds each stage took
+#   make publish-check   galaxy-importer, antsibull-docs lint, ansible-builder on the built tarball
+#   make role-readmes    regenerate roles/<role>/README.md from docs/roles and argument_specs
+#   make release VERSION=x.y.z   cut a release (docs/release.md)
 #
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -12,6 +15,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= $(CURDIR)/.venv
 BIN := $(VENV)/bin
+# The publishing tools (galaxy-importer pins attrs below what the test tools need): a venv of their own.
+PUBLISH_VENV ?= $(CURDIR)/.cache/publish-venv
 COLLECTIONS := $(CURDIR)/.cache/collections
 LINK := $(COLLECTIONS)/ansible_collections/gpuops/dlserver
 LAB := $(PYTHON) lab/lab.py
@@ -24,10 +29,10 @@ export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet \
-	molecule-prep molecule-one lab-images build
+	molecule-prep molecule-one lab-images build publish-setup publish-check role-readmes release
 
 help:
-	@sed -n '2,7p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: virtualenv with pinned requirements, and the collection linked where ansible looks
 setup: $(VENV)/.stamp $(LINK)
@@ -78,6 +83,7 @@ test:
 	$(call STAGE,lint,$(SUBMAKE) lint); \
 	$(call STAGE,sanity,$(SUBMAKE) sanity); \
 	$(call STAGE,unit,$(SUBMAKE) unit); \
+	$(call STAGE,publish (galaxy-importer$(,) antsibull-docs$(,) ansible-builder),$(SUBMAKE) publish-check); \
 	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
 	for sc in $(SCENARIOS); do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
 	exit $$status
@@ -131,3 +137,29 @@ bench-fleet: setup
 ## build: the collection tarball
 build: setup
 	$(BIN)/ansible-galaxy collection build --force --output-path .cache/dist .
+
+## publish-check: on the built tarball, galaxy-importer (.config/galaxy-importer.cfg: no containers,
+## ansible-lint offline, ansible-doc, changelog), antsibull-docs lint-collection-docs --plugin-docs,
+## ansible-builder introspect + create; fails on any error or warning (tools/publish_check.py)
+publish-setup: $(PUBLISH_VENV)/.stamp
+
+$(PUBLISH_VENV)/.stamp: requirements/publish.txt
+	$(PYTHON) -m venv $(PUBLISH_VENV)
+	$(PUBLISH_VENV)/bin/pip install -q -r requirements/publish.txt
+	touch $@
+
+publish-check: setup publish-setup
+	VENV=$(VENV) PUBLISH_VENV=$(PUBLISH_VENV) $(BIN)/python tools/publish_check.py $(PUBLISH_ARGS)
+
+## role-readmes: roles/<role>/README.md from docs/roles/<role>.md + meta/argument_specs.yml
+role-readmes: setup
+	$(BIN)/python tools/role_readme.py
+
+## release: VERSION=x.y.z — version bump, CHANGELOG.rst from the fragments, READMEs, tarball, import check
+release: setup publish-setup
+	@[ -n "$(VERSION)" ] || { echo "release: say which version: make release VERSION=x.y.z" >&2; exit 2; }
+	$(BIN)/python tools/release.py --version $(VERSION) --changelog $(PUBLISH_VENV)/bin/antsibull-changelog
+	$(BIN)/python tools/role_readme.py
+	$(BIN)/ansible-galaxy collection build --force --output-path .cache/dist .
+	VENV=$(VENV) PUBLISH_VENV=$(PUBLISH_VENV) $(BIN)/python tools/publish_check.py \
+	  --tarball .cache/dist/gpuops-dlserver-$(VERSION).tar.gz $(PUBLISH_ARGS)

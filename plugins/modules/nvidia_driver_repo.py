@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: nvidia_driver_repo
 short_description: Read the host and the driver repositories, and decide what the nvidia_driver role installs
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - The decisions of the C(gpuops.dlserver.nvidia_driver) role, reached in one round trip per phase.
     Changes nothing on the host; repositories are read into a scratch directory that is removed.

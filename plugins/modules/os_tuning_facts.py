@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: os_tuning_facts
 short_description: Read what gpuops.dlserver.os_tuning decides on and return its decisions
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - The one read of the host the C(gpuops.dlserver.os_tuning) role makes, and all its decisions
     (C(plugins/module_utils/os_tuning.py)) - what is applied live, what the boot loader

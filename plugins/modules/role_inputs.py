@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: role_inputs
 short_description: Convert a role's variables once, by its argument specification
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads the C(meta/argument_specs.yml) of a role of this collection and publishes every variable it
     declares, converted to its declared type, as the fact C(__<role>) (keys without the role prefix, so

@@ -51,3 +51,70 @@ def test_build_install_and_use(tmp_path):
     res = run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook),
                "-e", "ansible_python_interpreter=%s" % sys.executable], env=env_no_checkout, cwd=str(tmp_path))
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+# What a user of the collection needs, at the top of the tarball; everything else is development.
+SHIPPED_TOP = {"MANIFEST.json", "FILES.json", "README.md", "COPYING", "CHANGELOG.rst", "roles", "plugins",
+               "playbooks", "docs", "meta", "changelogs", "inventories", "execution-environment",
+               "requirements.txt", "bindep.txt"}
+DEVELOPMENT = ("lab/", "molecule/", "tests/", "bench/", "tools/", "requirements/", "inventories/lab/", ".cache/",
+               ".venv/", ".ci/", ".config/", ".git/", "Makefile", "ansible.cfg", ".ansible-lint", ".yamllint",
+               ".gitignore")
+
+
+def test_tarball_ships_the_collection_and_not_the_development_tree(tmp_path):
+    import tarfile
+    res = run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), REPO])
+    assert res.returncode == 0, res.stderr
+    with tarfile.open(str(tmp_path / "gpuops-dlserver-0.1.0.tar.gz")) as tar:
+        members = [m.name + ("/" if m.isdir() else "") for m in tar.getmembers()]
+    dev = [m for m in members if m.startswith(DEVELOPMENT) or "__pycache__" in m or m.endswith(".pyc")]
+    assert dev == [], "development paths in the tarball (galaxy.yml build_ignore): %s" % dev
+    unexpected = sorted(set(m.split("/")[0] for m in members) - SHIPPED_TOP)
+    assert unexpected == [], "top-level paths that are neither shipped on purpose nor ignored: %s" % unexpected
+    for wanted in ("README.md", "COPYING", "meta/runtime.yml", "meta/execution-environment.yml", "bindep.txt",
+                   "requirements.txt", "execution-environment/execution-environment.yml",
+                   "inventories/example/hosts.yml", "changelogs/changelog.yaml", "playbooks/site.yml"):
+        assert wanted in members, wanted
+    for role in os.listdir(os.path.join(REPO, "roles")):
+        assert "roles/%s/README.md" % role in members, role
+        assert "roles/%s/meta/argument_specs.yml" % role in members, role
+
+
+def _yaml(*parts):
+    import yaml
+    with open(os.path.join(REPO, *parts)) as handle:
+        return yaml.safe_load(handle)
+
+
+def test_galaxy_yml_has_no_placeholder_url_and_only_used_dependencies():
+    import re
+    galaxy = _yaml("galaxy.yml")
+    for key in ("repository", "documentation", "issues", "homepage"):
+        value = galaxy.get(key)
+        assert value is None or not re.search(r"example\.|\.invalid|localhost", value), (key, value)
+    used = set()
+    # roles and playbooks: every FQCN (modules, filters, tests, lookups); plugins: module calls in examples
+    # do not count, so only the code of roles and playbooks decides
+    for top in ("roles", "playbooks"):
+        for root, _dirs, files in os.walk(os.path.join(REPO, top)):
+            for name in files:
+                if name.endswith((".yml", ".yaml", ".j2")):
+                    with open(os.path.join(root, name)) as handle:
+                        used.update(re.findall(r"\b([a-z][a-z0-9_]*\.[a-z][a-z0-9_]*)\.[a-z][a-z0-9_]*\b",
+                                               handle.read()))
+    used = {u for u in used if u != "gpuops.dlserver" and not u.startswith("ansible.builtin")
+            and u.split(".")[0] in ("ansible", "community", "kubernetes", "containers", "prometheus")}
+    assert set(galaxy.get("dependencies") or {}) == used, (
+        "galaxy.yml dependencies must be exactly the collections the content uses: %s" % sorted(used))
+
+
+def test_execution_environment_installs_the_version_galaxy_yml_builds():
+    galaxy = _yaml("galaxy.yml")
+    ee = _yaml("execution-environment", "execution-environment.yml")
+    assert ee["version"] == 3 and ee["dependencies"]["galaxy"] == "requirements.yml"
+    reqs = _yaml("execution-environment", "requirements.yml")
+    ours = [c for c in reqs["collections"] if c["name"] == "gpuops.dlserver"]
+    assert ours and str(ours[0]["version"]) == str(galaxy["version"]), (
+        "execution-environment/requirements.yml installs %s, galaxy.yml builds %s" % (ours, galaxy["version"]))
+    assert "gpuops-dlserver-ee:%s" % galaxy["version"] in ee["options"]["tags"]

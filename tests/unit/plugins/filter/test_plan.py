@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests of the gpuops.dlserver.gpu_plan filter (plugins/filter/plan.py).
+"""Tests of the gpuops.dlserver.gpu_plan filter (plugins/filter/gpu_plan.py).
 
 The rules themselves are tested table-driven in tests/unit/plugins/module_utils/test_gpu_plan.py;
 here: the filter's error handling, and the filter and its documentation through Ansible's own
@@ -21,7 +21,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.plan import FilterModule
+from ansible_collections.gpuops.dlserver.plugins.filter.gpu_plan import FilterModule
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, '..', '..', '..', '..'))

@@ -14,7 +14,8 @@ import sys
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.topology import FilterModule
+from ansible_collections.gpuops.dlserver.plugins.filter.parse_nvidia_topo import FilterModule as ParseFilter
+from ansible_collections.gpuops.dlserver.plugins.filter.render_nvidia_topo import FilterModule as RenderFilter
 from ansible_collections.gpuops.dlserver.plugins.module_utils.nvidia_topo import (
     TopoParseError,
     parse_nvidia_topo,
@@ -23,7 +24,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.nvidia_topo import
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 H100_HGX = os.path.join(REPO, 'tests', 'fixtures', 'topo', 'h100-hgx-8gpu-8nic-sglang30401.txt')
 MISSING_CELL = os.path.join(REPO, 'tests', 'fixtures', 'topo-synthetic', 'malformed-missing-cell.txt')
-FILTERS = FilterModule().filters()
+FILTERS = dict(ParseFilter().filters(), **RenderFilter().filters())
 
 
 def _read(path):
@@ -32,7 +33,9 @@ def _read(path):
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ['parse_nvidia_topo', 'render_nvidia_topo']
+    # one filter per file, named as the file (Galaxy lists each file as a filter)
+    assert list(ParseFilter().filters()) == ['parse_nvidia_topo']
+    assert list(RenderFilter().filters()) == ['render_nvidia_topo']
 
 
 def test_parse_filter_returns_the_parser_result():

@@ -1,0 +1,263 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter gpuops.dlserver.gpu_plan: the probe's facts -> the plan every role follows.
+
+One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
+list). The documentation is below; the rules are in
+plugins/module_utils/gpu_plan.py and docs/hardware-gating.md.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: gpu_plan
+author: gpuops.dlserver contributors
+version_added: 0.1.0
+short_description: Turn the GPU probe's facts into the plan every role follows
+description:
+  - Takes C(ansible_facts.gpuops_gpu), as returned by M(gpuops.dlserver.gpu_facts), and the
+    user's overrides, and returns the hardware plan of the host - whether the NVIDIA driver
+    is needed, which kernel-module flavour and driver branches fit the GPUs, Fabric Manager,
+    the NVLink subnet manager, persistence, MIG, DCGM profiling, the exporters and which roles
+    of the collection run.
+  - Every decision carries a machine-readable value and a human C(reason).
+  - This is the one place where hardware is turned into decisions; roles read the plan and do
+    not re-derive it. The rules, with their vendor sources, are in C(docs/hardware-gating.md).
+  - Conflicts between the options and the hardware (for example proprietary kernel modules
+    forced on Blackwell) are listed in C(errors); with O(options.strict=true), the default, the filter
+    fails instead, with a message naming the variable to change.
+  - Options that are not known, or values outside their choices, always fail, naming the option
+    and the allowed values.
+positional: _input, options
+options:
+  _input:
+    description: The probe's facts, C(ansible_facts.gpuops_gpu) (the fact contract of the collection).
+    type: dict
+    required: true
+  options:
+    description:
+      - The user's overrides, as a dictionary. Every key is optional; C(null) means the default.
+      - Each key maps to the public role variable named in its description; error messages name
+        that variable.
+    type: dict
+    default: {}
+    suboptions:
+      driver_force:
+        description:
+          - Install the driver even where no NVIDIA GPU is found (image builds, GPUs arriving later).
+          - Role variable C(nvidia_driver_force).
+        type: bool
+        default: false
+      kernel_modules:
+        description:
+          - Kernel-module flavour. V(auto) picks V(open) for Turing and newer, V(proprietary) for Volta,
+            Pascal, Maxwell and Kepler and for GPUs of unknown architecture.
+          - V(proprietary) on a Blackwell GPU, or V(open) on a GPU older than Turing, is an error.
+          - Role variable C(nvidia_driver_kernel_modules).
+        type: str
+        choices: [auto, open, proprietary]
+        default: auto
+      driver_branch:
+        description:
+          - Driver branch to install, such as V(580) (an integer, or a string of digits optionally
+            prefixed with C(R)). Checked against the branches every GPU of the host supports
+            (Kepler up to 470; Maxwell, Pascal, Volta up to 580; Ada and Hopper from 525; Blackwell
+            from 570; open kernel modules from 515).
+          - When not set, the plan picks the newest branch that legacy GPUs still support, and leaves
+            the role's default otherwise.
+          - Role variable C(nvidia_driver_branch).
+        type: raw
+      mig:
+        description:
+          - MIG mode to apply. V(auto) leaves each GPU's mode as it is; V(enabled) or V(disabled)
+            applies it to the MIG-capable GPUs only.
+          - V(enabled) on a host without a MIG-capable GPU is an error.
+          - Role variable C(nvidia_driver_mig_mode).
+        type: str
+        choices: [auto, enabled, disabled]
+        default: auto
+      dcgm_profiling:
+        description:
+          - DCGM profiling (DCP) metrics. V(auto) turns them on where a data-centre GPU of Volta or
+            newer exists; V(enabled) on a host without one is an error.
+          - Role variable C(dcgm_exporter_profiling).
+        type: str
+        choices: [auto, enabled, disabled]
+        default: auto
+      in_container:
+        description:
+          - The host is a container (from the virtualization facts, for example
+            C(ansible_virtualization_type) C(docker) or C(podman) with role C(guest)). No kernel
+            module is loaded, services that need it are not started, sysctl is not applied live.
+        type: bool
+        default: false
+      persistence:
+        description:
+          - Enable C(nvidia-persistenced) where the driver is installed.
+          - Role variable C(nvidia_driver_persistence).
+        type: bool
+        default: true
+      strict:
+        description:
+          - Fail when the plan has errors (conflicts between the options and the hardware).
+            With V(false) the plan is returned with its C(errors) list and C(ok=false).
+        type: bool
+        default: true
+seealso:
+  - module: gpuops.dlserver.gpu_facts
+"""
+
+EXAMPLES = r"""
+# the plan of this host, with the driver role's settings
+- name: Plan from the probe's facts
+  ansible.builtin.set_fact:
+    __nvidia_driver_plan: >-
+      {{ ansible_facts.gpuops_gpu | gpuops.dlserver.gpu_plan({
+           'driver_force': nvidia_driver_force,
+           'kernel_modules': nvidia_driver_kernel_modules,
+           'driver_branch': nvidia_driver_branch,
+           'mig': nvidia_driver_mig_mode,
+           'in_container': ansible_virtualization_type in ['docker', 'podman', 'container', 'lxc']
+                           and ansible_virtualization_role == 'guest',
+         }) }}
+
+# a role gates on the plan, never on its own reading of the facts
+- name: Install Fabric Manager
+  ansible.builtin.package:
+    name: nvidia-fabricmanager
+  when: __nvidia_driver_plan.fabric_manager.required
+
+# report conflicts instead of failing
+- name: Show what the plan objects to
+  ansible.builtin.debug:
+    msg: "{{ (ansible_facts.gpuops_gpu | gpuops.dlserver.gpu_plan({'strict': false})).errors }}"
+"""
+
+RETURN = r"""
+_value:
+  description:
+    - The plan. Every decision has a C(reason) string. The full description of each key is in
+      C(docs/hardware-gating.md).
+  type: dict
+  contains:
+    plan_version:
+      description: Version of the plan's shape (1).
+      type: int
+    ok:
+      description: True when C(errors) is empty.
+      type: bool
+    host:
+      description: C(gpu_count), C(nvswitch_count), C(nvswitch_mgmt_nic_count) (NVLink 5 switch-management
+        functions), C(architectures) (sorted oldest first), C(source) (probe depth) and C(in_container).
+      type: dict
+    driver:
+      description:
+        - C(required) (bool) and C(reason); C(kernel_modules) with C(value) (V(open), V(proprietary),
+          or C(null) when no driver or no flavour fits); C(branch) with C(value) (int or null), C(min),
+          C(max) (the supported range, null where unbounded; floors per GPU, such as R550 for H200),
+          C(min_version) (first driver version where a branch's early releases lack a GPU, such as
+          V(580.82.07) for B300, else null); C(load_modules) with C(value) (false in
+          containers); C(loaded) with C(value), C(version), C(branch) of the driver running now.
+      type: dict
+    fabric_manager:
+      description: C(required) (an NVSwitch fabric and a driver to install), C(start), C(detected_by)
+        (what showed the fabric - NVSwitches on PCI, NVLink 5 switch-management functions with SW_MNG in
+        their VPD, NVLinks to a switch seen by NVML), C(reason).
+      type: dict
+    nvlink_subnet_manager:
+      description: C(required) (NVLink 5 systems - HGX/DGX B200, B300 - and fourth-generation NVSwitches),
+        C(start), C(mgmt_nics) (PCI bus ids of the switch-management functions NVLSM binds to),
+        C(reason).
+      type: dict
+    imex:
+      description: C(required) (Grace Blackwell NVL tray GPUs - GB200, GB300 - with a driver to install),
+        C(gpus) (their PCI bus ids), C(reason). Reported only; no role installs IMEX yet.
+      type: dict
+    persistence:
+      description: C(enabled), C(start), C(reason).
+      type: dict
+    mig:
+      description: C(capable_gpus) (PCI bus ids), C(mode) (V(enabled), V(disabled) or null to leave as is),
+        C(apply_to) (PCI bus ids), C(apply) (bool), C(reason).
+      type: dict
+    dcgm:
+      description: C(exporter) with C(value) and C(reason); C(profiling) with C(value), C(supported_gpus)
+        and C(reason).
+      type: dict
+    exporters:
+      description: C(node_exporter) and C(dcgm_exporter), each with C(run) and C(reason).
+      type: dict
+    sysctl:
+      description: C(live) (apply sysctl settings now; false in containers) and C(reason).
+      type: dict
+    roles:
+      description: One entry per role of the collection (C(os_tuning), C(nvidia_driver), C(cuda_toolkit),
+        C(nvidia_container_toolkit), C(python_stack), C(node_exporter), C(dcgm_exporter), C(prometheus),
+        C(volcano), C(gpu_validate)), each with C(run) and C(reason).
+      type: dict
+    options:
+      description: The options after validation, every one set.
+      type: dict
+    warnings:
+      description: Things to look at that do not stop the run, each with C(code), C(message) and, for one
+        GPU, C(pci_bus_id). Codes are C(pcie_degraded), C(probe_error), C(probe_shallow),
+        C(unknown_architecture), C(architecture_unrecognised), C(driver_branch_change),
+        C(nvswitch_without_gpus), C(nvswitch_generation_unknown), C(gpu_count_mismatch),
+        C(nvlink5_unconfirmed), C(nvswitch_baseboard_without_switch), C(unknown_gpu_new_silicon),
+        C(unknown_gpu_proprietary).
+      type: list
+      elements: dict
+    errors:
+      description: Conflicts between the options and the hardware, each with C(code), C(option),
+        C(variable) (the variable to change) and C(message). Codes are C(kernel_modules_conflict),
+        C(no_common_branch), C(branch_too_old), C(branch_too_new), C(open_modules_branch),
+        C(open_modules_alpha), C(mig_not_capable), C(profiling_not_supported).
+      type: list
+      elements: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_plan import (
+    build_plan,
+    format_plan_errors,
+)
+
+
+def _plain(value):
+    """Deep-copy Ansible's tagged/lazy containers into plain Python types."""
+    if isinstance(value, dict):
+        return dict((str(k), _plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def gpu_plan(facts, options=None):
+    """Return the hardware plan for ``facts`` (ansible_facts.gpuops_gpu)."""
+    try:
+        plan = build_plan(_plain(facts), _plain(options))
+    except ValueError as exc:
+        raise AnsibleFilterError('gpuops.dlserver.gpu_plan: %s' % exc)
+    if plan['errors'] and plan['options']['strict']:
+        raise AnsibleFilterError('gpuops.dlserver.gpu_plan: the requested settings conflict with the hardware '
+                                 'of this host: %s' % format_plan_errors(plan))
+    return plan
+
+
+class FilterModule(object):
+    """gpuops.dlserver hardware-plan filters."""
+
+    def filters(self):
+        return {'gpu_plan': gpu_plan}
