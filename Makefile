@@ -23,7 +23,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet \
+.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet volcano-render \
 	molecule-prep molecule-one lab-images build
 
 help:
@@ -78,6 +78,7 @@ test:
 	$(call STAGE,lint,$(SUBMAKE) lint); \
 	$(call STAGE,sanity,$(SUBMAKE) sanity); \
 	$(call STAGE,unit,$(SUBMAKE) unit); \
+	$(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
 	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
 	for sc in $(SCENARIOS); do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
 	exit $$status
@@ -96,6 +97,11 @@ yamllint: setup
 
 ansible-lint: setup
 	$(BIN)/ansible-lint --profile production --offline
+
+## volcano-render: render every object the volcano role applies and validate it (Kubernetes
+## OpenAPI schemas of each supported version; Volcano's required fields and enums)
+volcano-render: setup
+	$(BIN)/python tests/render/volcano_validate.py
 
 sanity: setup
 	VENV=$(VENV) tests/sanity/run.sh
