@@ -601,8 +601,8 @@ def smoke_result(job, workers, timeout):
     if passed:
         reason = 'all %d worker(s) of the gang ran together and succeeded' % workers
     elif phase in JOB_DONE_PHASES:
-        reason = 'the job ended %s (%d succeeded, %d failed of %d)' % (phase, counts['succeeded'], counts['failed'],
-                                                                         workers)
+        reason = 'the job ended %s (%d succeeded, %d failed of %d)' % (
+            phase, counts['succeeded'], counts['failed'], workers)
     else:
         reason = ('the job was still %s after %d s (%d pending, %d running of %d): the gang could not be placed '
                   'together' % (phase, timeout, counts['pending'], counts['running'], workers))

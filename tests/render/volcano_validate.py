@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Render every object the volcano role would apply and validate it (the `make test` stage).
 
@@ -97,8 +96,8 @@ def validate_core(obj, kubernetes_version):
     try:
         kubernetes_validate.validate(obj, kubernetes_version, strict=True)
     except ValidationError as exc:
-        return ['%s %s (Kubernetes %s): %s' % (obj.get('kind'), (obj.get('metadata') or {}).get('name'),
-                                                kubernetes_version, str(exc).splitlines()[0])]
+        name = (obj.get('metadata') or {}).get('name')
+        return ['%s %s (Kubernetes %s): %s' % (obj.get('kind'), name, kubernetes_version, str(exc).splitlines()[0])]
     return []
 
 

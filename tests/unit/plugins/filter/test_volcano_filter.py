@@ -64,7 +64,7 @@ def _run(tmp_path, probed, extra=None):
                ANSIBLE_HOST_KEY_CHECKING='false', ANSIBLE_NOCOLOR='1')
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i',
                            str(tmp_path / 'inv.yml'), str(tmp_path / 'play.yml'), '-e', json.dumps(variables)],
-                          capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=300)
+                          capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=300, check=False)
     return proc
 
 
