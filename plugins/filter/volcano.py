@@ -17,6 +17,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.volcano import (
     VolcanoError,
     build_plan,
     daemonsets_from_resources,
+    input_errors,
     nodes_from_resources,
     smoke_result,
 )
@@ -52,8 +53,17 @@ def _hosts(hosts, hostvars):
 
 
 def volcano_plan(inputs, cluster_info, nodes=None, crds=None, daemonsets=None, hosts=None, hostvars=None):
-    """Every object the volcano role applies, or a failure naming each bad variable."""
+    """Every object the volcano role applies, or a failure naming each bad variable.
+
+    Without ``cluster_info`` (null), only the inputs are checked - the role does that before it
+    contacts the cluster - and ``{'inputs_ok': true}`` is returned.
+    """
     try:
+        if cluster_info is None:
+            errors = input_errors(_plain(inputs))
+            if errors:
+                raise VolcanoError(errors)
+            return {'inputs_ok': True}
         version = (((cluster_info or {}).get('version') or {}).get('server') or {}).get('kubernetes') or {}
         cluster = {
             'version': version.get('gitVersion') or '%s.%s' % (version.get('major'), version.get('minor')),
