@@ -571,12 +571,14 @@ def smoke_plan(requested_workers, nodes, probed_gpus=0):
             % (requested_workers, source)}
 
 
-def render_smoke_job(name, namespace, queue, workers, image, command, priority_class=None):
+def render_smoke_job(name, namespace, queue, workers, image, command, priority_class=None, runtime_class=None):
     """The seeds' job: minAvailable N, N worker replicas, one nvidia.com/gpu each."""
     pod = {'restartPolicy': 'Never',
            'tolerations': [{'key': 'nvidia.com/gpu', 'operator': 'Exists', 'effect': 'NoSchedule'}],
            'containers': [{'name': 'worker', 'image': image, 'command': list(command),
                            'resources': {'limits': {'nvidia.com/gpu': 1}}}]}
+    if runtime_class:
+        pod['runtimeClassName'] = runtime_class
     spec = {'schedulerName': 'volcano', 'queue': queue, 'minAvailable': workers, 'maxRetry': 1,
             'ttlSecondsAfterFinished': 600,
             'policies': [{'event': 'PodEvicted', 'action': 'RestartJob'}],
@@ -791,7 +793,8 @@ def build_plan(inputs, cluster):
             raise VolcanoError([smoke['reason']])
         if smoke['run']:
             smoke_job = render_smoke_job(inputs['smoke_name'], inputs['smoke_namespace'], inputs['smoke_queue'],
-                                         smoke['workers'], inputs['smoke_image'], inputs['smoke_command'])
+                                         smoke['workers'], inputs['smoke_image'], inputs['smoke_command'],
+                                         runtime_class=inputs['device_plugin_runtime_class'])
     plan = {
         'compatibility': compat,
         'warnings': warnings,
@@ -842,6 +845,18 @@ def daemonsets_from_resources(resources):
         out.append({'name': meta.get('name'), 'namespace': meta.get('namespace'), 'labels': dict(labels),
                     'managed': labels.get('app.kubernetes.io/managed-by') == 'gpuops.dlserver'})
     return out
+
+
+def pod_templates(plan):
+    """The smoke job's pod templates as Pods, so that the core schema checks them too."""
+    job = plan['smoke']['job']
+    if not job:
+        return []
+    return [{'apiVersion': 'v1', 'kind': 'Pod',
+             'metadata': dict(copy.deepcopy(task['template'].get('metadata') or {}),
+                              name='%s-%s-0' % (job['metadata']['name'], task['name']),
+                              namespace=job['metadata']['namespace']),
+             'spec': copy.deepcopy(task['template']['spec'])} for task in job['spec']['tasks']]
 
 
 def volcano_objects(plan):

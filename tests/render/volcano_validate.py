@@ -1,7 +1,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Render every object the volcano role would apply and validate it (the `make test` stage).
 
-- core objects (ConfigMap, PriorityClass, RuntimeClass, DaemonSet, Node label patches) against
+- core objects (ConfigMap, PriorityClass, RuntimeClass, DaemonSet, Node label patches, and the
+  smoke job's pod template as a Pod) against
   Kubernetes' OpenAPI schemas with the pinned kubernetes-validate package, for EACH Kubernetes
   version the pinned Volcano release supports and the package has schemas for;
 - Volcano objects (Queue, Job) against the required fields and enums of the pinned release
@@ -108,7 +109,7 @@ def kubernetes_versions(volcano_version=volcano.PINNED_VERSION):
 
 def validate_plan(plan, kubernetes_version, volcano_version=volcano.PINNED_VERSION):
     errors = []
-    for obj in volcano.core_objects(plan):
+    for obj in volcano.core_objects(plan) + volcano.pod_templates(plan):
         errors.extend(validate_core(obj, kubernetes_version + '.0'))
     for obj in volcano.volcano_objects(plan):
         errors.extend('%s %s: %s' % (obj['kind'], obj['metadata']['name'], e)
@@ -124,7 +125,7 @@ def main():
         for version in versions:
             plan = volcano.build_plan(inputs, fixture_cluster(version, hosts))
             errors = validate_plan(plan, version)
-            checked += len(volcano.core_objects(plan)) + len(volcano.volcano_objects(plan))
+            checked += len(volcano.core_objects(plan) + volcano.pod_templates(plan) + volcano.volcano_objects(plan))
             failures.extend('%s inputs: %s' % (name, e) for e in errors)
     unvalidated = [v for v in volcano.COMPATIBILITY[volcano.minor(volcano.PINNED_VERSION)] if v not in versions]
     print('volcano %s: %d object renderings validated against Kubernetes %s (OpenAPI, kubernetes-validate %s)'

@@ -233,6 +233,7 @@ def test_plan_smoke_job_has_the_seeds_shape(probed):
     (task,) = job['spec']['tasks']
     assert task['replicas'] == 4
     assert task['template']['spec']['containers'][0]['resources']['limits'] == {'nvidia.com/gpu': 1}
+    assert task['template']['spec']['runtimeClassName'] == 'nvidia'
     assert sorted(p['node'] for p in plan['labels']['patches']) == sorted(probed)
     assert [p['labels'] for p in plan['labels']['patches'] if p['node'] == 'cpu-only'] == [{}]
 
@@ -263,6 +264,10 @@ BAD_CORE = [
     ('ConfigMap data not a string', lambda p: p['scheduler']['configmap']['data'].update({'x': 1}), 'string'),
     ('PriorityClass without value', lambda p: p['priority_classes'][0].pop('value'), 'value'),
     ('label value not a string', lambda p: p['labels']['patches'][0]['labels'].update({'a/b': 3}), 'string'),
+    ('smoke pod restartPolicy not a string', lambda p: p['smoke']['job']['spec']['tasks'][0]['template']['spec'].update(
+        {'restartPolicy': 0}), "0 is not of type 'string'"),
+    ('smoke container without a name', lambda p: p['smoke']['job']['spec']['tasks'][0]['template']['spec'][
+        'containers'][0].pop('name'), 'name'),
 ]
 
 
