@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters gpuops.dlserver.volcano_plan and gpuops.dlserver.volcano_smoke_result.
+"""Filters gpuops.dlserver.volcano_plan, volcano_smoke_result and volcano_manifest_objects.
 
-The documentation is in volcano_plan.yml and volcano_smoke_result.yml next to this file; the
+The documentation is in the .yml files of the same names next to this file; the
 rules and their sources are in plugins/module_utils/volcano.py.
 """
 
@@ -18,6 +18,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.volcano import (
     build_plan,
     daemonsets_from_resources,
     input_errors,
+    manifest_objects,
     nodes_from_resources,
     smoke_result,
 )
@@ -87,8 +88,14 @@ def volcano_smoke_result(job, workers, timeout):
     return smoke_result(_plain(obj), int(workers), int(timeout))
 
 
+def volcano_manifest_objects(documents, namespace, scheduler_config_exists):
+    """The release manifest's objects, without the scheduler ConfigMap once it exists."""
+    return manifest_objects(_plain(list(documents or [])), str(namespace), bool(scheduler_config_exists))
+
+
 class FilterModule(object):
     """gpuops.dlserver volcano filters."""
 
     def filters(self):
-        return {'volcano_plan': volcano_plan, 'volcano_smoke_result': volcano_smoke_result}
+        return {'volcano_plan': volcano_plan, 'volcano_smoke_result': volcano_smoke_result,
+                'volcano_manifest_objects': volcano_manifest_objects}

@@ -847,6 +847,22 @@ def daemonsets_from_resources(resources):
     return out
 
 
+def manifest_objects(documents, namespace, scheduler_config_exists):
+    """The release manifest's objects to apply. Once the scheduler ConfigMap exists, the
+    manifest's copy is left out: the role writes that ConfigMap itself, and re-applying the
+    release's default would undo it on every run (and roll the scheduler twice)."""
+    objects = []
+    for doc in documents or []:
+        if not isinstance(doc, dict) or not doc.get('kind'):
+            continue
+        meta = doc.get('metadata') or {}
+        if (scheduler_config_exists and doc['kind'] == 'ConfigMap' and meta.get('name') == SCHEDULER_CONFIGMAP
+                and meta.get('namespace', namespace) == namespace):
+            continue
+        objects.append(doc)
+    return objects
+
+
 def pod_templates(plan):
     """The smoke job's pod templates as Pods, so that the core schema checks them too."""
     job = plan['smoke']['job']

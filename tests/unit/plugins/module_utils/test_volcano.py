@@ -306,3 +306,14 @@ def test_bad_volcano_objects_fail_validation(probed, name, mutate, needle):
 
 def test_render_validate_script_passes():
     assert volcano_validate.main() == 0
+
+
+def test_manifest_objects_leave_the_scheduler_configmap_to_the_role_once_it_exists():
+    docs = [None, {'kind': 'Namespace', 'metadata': {'name': 'volcano-system'}},
+            {'kind': 'ConfigMap', 'metadata': {'name': 'volcano-scheduler-configmap', 'namespace': 'volcano-system'}},
+            {'kind': 'ConfigMap', 'metadata': {'name': 'volcano-admission-configmap', 'namespace': 'volcano-system'}}]
+    first = volcano.manifest_objects(docs, 'volcano-system', False)
+    assert [d['metadata']['name'] for d in first] == ['volcano-system', 'volcano-scheduler-configmap',
+                                                      'volcano-admission-configmap']
+    later = volcano.manifest_objects(docs, 'volcano-system', True)
+    assert [d['metadata']['name'] for d in later] == ['volcano-system', 'volcano-admission-configmap']
