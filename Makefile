@@ -29,7 +29,7 @@ export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet \
-	molecule-prep molecule-one lab-images build publish-setup publish-check role-readmes release
+	molecule-prep molecule-one lab-images build publish-setup publish-check role-readmes release volcano-render
 
 help:
 	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
@@ -84,6 +84,7 @@ test:
 	$(call STAGE,sanity,$(SUBMAKE) sanity); \
 	$(call STAGE,unit,$(SUBMAKE) unit); \
 	$(call STAGE,publish (galaxy-importer$(,) antsibull-docs$(,) ansible-builder),$(SUBMAKE) publish-check); \
+	$(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
 	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
 	for sc in $(SCENARIOS); do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
 	exit $$status
@@ -102,6 +103,11 @@ yamllint: setup
 
 ansible-lint: setup
 	$(BIN)/ansible-lint --profile production --offline
+
+## volcano-render: render every object the volcano role applies and validate it (Kubernetes
+## OpenAPI schemas of each supported version; Volcano's required fields and enums)
+volcano-render: setup
+	$(BIN)/python tests/render/volcano_validate.py
 
 sanity: setup
 	VENV=$(VENV) tests/sanity/run.sh

@@ -221,33 +221,17 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_plan import (
     build_plan,
     format_plan_errors,
 )
 
 
-def _plain(value):
-    """Deep-copy Ansible's tagged/lazy containers into plain Python types."""
-    if isinstance(value, dict):
-        return dict((str(k), _plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    return value
-
-
 def gpu_plan(facts, options=None):
     """Return the hardware plan for ``facts`` (ansible_facts.gpuops_gpu)."""
     try:
-        plan = build_plan(_plain(facts), _plain(options))
+        plan = build_plan(plain(facts), plain(options))
     except ValueError as exc:
         raise AnsibleFilterError('gpuops.dlserver.gpu_plan: %s' % exc)
     if plan['errors'] and plan['options']['strict']:
