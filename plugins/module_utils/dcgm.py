@@ -200,13 +200,13 @@ def decide_cuda_major(requested, gpu):
     driver = (gpu or {}).get('driver') or {}
     cuda = driver.get('cuda_version')
     if cuda:
-        major = str(cuda).split('.')[0]
+        major = str(cuda).split('.', 1)[0]
         if major in CUDA_MAJORS:
             return {'value': major, 'reason': 'the loaded driver supports CUDA %s' % cuda}
     version = driver.get('version')
     if version:
         try:
-            branch = int(str(version).split('.')[0])
+            branch = int(str(version).split('.', 1)[0])
         except ValueError:
             branch = None
         if branch is not None:
@@ -347,8 +347,8 @@ def decide(inputs, plan, gpu=None, platform=None):
                                                                 'got %r' % (interval,)))
     cuda_requested = str(inputs.get('cuda_major', 'auto'))
     if cuda_requested not in CUDA_MAJORS + ('auto',):
-        errors.append(_err('dcgm_exporter_cuda_major', '%r; allowed: auto, %s' % (cuda_requested,
-                                                                                 ', '.join(CUDA_MAJORS))))
+        errors.append(_err('dcgm_exporter_cuda_major',
+                           '%r; allowed: auto, %s' % (cuda_requested, ', '.join(CUDA_MAJORS))))
         cuda_requested = 'auto'
     if mode == 'container':
         for key, allowed in (('container_engine', ENGINES), ('container_gpu_access', GPU_ACCESS)):
@@ -462,15 +462,13 @@ def render_unit(result):
         engine = container['engine']
         needs = ['Requires=docker.service', 'After=network-online.target docker.service'] if engine == 'docker' \
             else ['After=network-online.target']
+        stop = ' '.join(systemd_quote(a) for a in container['stop'])
         unit = ['[Unit]', 'Description=NVIDIA DCGM exporter on %s (container %s)'
                 % (result['status_listen'], container['image']),
                 'Documentation=https://docs.nvidia.com/datacenter/cloud-native/gpu-telemetry/latest/dcgm-exporter.html',
-                'Wants=network-online.target'] + needs + [
-                '', '[Service]', 'Type=simple',
-                'ExecStartPre=-' + ' '.join(systemd_quote(a) for a in container['stop']),
-                exec_start,
-                'ExecStop=' + ' '.join(systemd_quote(a) for a in container['stop']),
-                'Restart=on-failure', 'RestartSec=5', 'TimeoutStartSec=120']
+                'Wants=network-online.target'] + needs
+        unit += ['', '[Service]', 'Type=simple', 'ExecStartPre=-' + stop, exec_start, 'ExecStop=' + stop,
+                 'Restart=on-failure', 'RestartSec=5', 'TimeoutStartSec=120']
     unit += ['', '[Install]', 'WantedBy=multi-user.target']
     return header + '\n' + '\n'.join(unit) + '\n'
 

@@ -66,8 +66,9 @@ def control_text(name, version, depends, extra, arch="amd64"):
 
 
 def _read(name):
+    """A double's source, made an executable script of the package (the node's python3)."""
     with open(os.path.join(HERE, "dcgm", name)) as handle:
-        return handle.read()
+        return "#!/usr/bin/python3\n" + handle.read()
 
 
 def _marker(name):
@@ -93,7 +94,7 @@ def package_table():
     dcgm = DCGM_VERSION + "-" + REVISION
     core = "datacenter-gpu-manager-4-core (= %s)" % dcgm
     table = [("datacenter-gpu-manager-4-core", dcgm, "python3", {}, dict(_marker("datacenter-gpu-manager-4-core"), **{
-        "/usr/bin/nv-hostengine": (_read("nv-hostengine"), 0o755),
+        "/usr/bin/nv-hostengine": (_read("nv_hostengine.py"), 0o755),
         "/usr/lib/systemd/system/nvidia-dcgm.service": (HOSTENGINE_UNIT, 0o644)}))]
     for major in CUDA_MAJORS:
         table.append(("datacenter-gpu-manager-4-cuda%s" % major, dcgm, core, {},
@@ -106,14 +107,14 @@ def package_table():
     table.append(("datacenter-gpu-manager-exporter", EXPORTER_VERSION + "-" + REVISION,
                   "datacenter-gpu-manager-4-core, python3", {},
                   dict(_marker("datacenter-gpu-manager-exporter"),
-                       **{"/usr/bin/dcgm-exporter": (_read("dcgm-exporter"), 0o755)})))
+                       **{"/usr/bin/dcgm-exporter": (_read("dcgm_exporter.py"), 0o755)})))
     return table
 
 
 def recipe_hash(fingerprint):
     digest = hashlib.sha256()
-    for path in (os.path.abspath(__file__), os.path.join(HERE, "dcgm", "nv-hostengine"),
-                 os.path.join(HERE, "dcgm", "dcgm-exporter"), os.path.join(HERE, "build_cuda_repo.py")):
+    for path in (os.path.abspath(__file__), os.path.join(HERE, "dcgm", "nv_hostengine.py"),
+                 os.path.join(HERE, "dcgm", "dcgm_exporter.py"), os.path.join(HERE, "build_cuda_repo.py")):
         with open(path, "rb") as handle:
             digest.update(handle.read())
     digest.update(fingerprint.encode())

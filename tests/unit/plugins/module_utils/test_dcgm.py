@@ -4,7 +4,7 @@
 
 The case table data/dcgm_cases.yml plans real fixture hosts with gpu_plan and decides with the
 role's defaults; the functions below check the rendered files against the dcgm-exporter test
-double's own parser (tests/doubles/dcgm/dcgm-exporter), so that the command line and the
+double's own parser (tests/doubles/dcgm/dcgm_exporter.py), so that the command line and the
 counters file the role writes are ones the exporter's option set and file format accept.
 """
 
@@ -118,7 +118,7 @@ def test_cases(case):
 
 
 def _exporter_double():
-    path = os.path.join(REPO, "tests", "doubles", "dcgm", "dcgm-exporter")
+    path = os.path.join(REPO, "tests", "doubles", "dcgm", "dcgm_exporter.py")
     loader = importlib.machinery.SourceFileLoader("dcgm_exporter_double", path)
     spec = importlib.util.spec_from_loader("dcgm_exporter_double", loader)
     module = importlib.util.module_from_spec(spec)

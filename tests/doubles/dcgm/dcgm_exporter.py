@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # TEST DOUBLE of NVIDIA's dcgm-exporter for the gpuops.dlserver lab; not NVIDIA software. Packaged
 # by tests/doubles/build_dcgm_repo.py into the double of datacenter-gpu-manager-exporter.
 #

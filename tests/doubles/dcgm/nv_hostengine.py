@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # TEST DOUBLE of NVIDIA's nv-hostengine (DCGM host engine) for the gpuops.dlserver lab; not NVIDIA
 # software. Packaged by tests/doubles/build_dcgm_repo.py into the double of
 # datacenter-gpu-manager-4-core. It listens where the real one does (127.0.0.1:5555 unless -b/-p
