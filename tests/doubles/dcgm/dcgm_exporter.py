@@ -78,7 +78,7 @@ def read_collectors(path):
 def hostengine_gpus(info):
     if "://" in info:
         info = info.split("://", 1)[1]
-    host, _, port = info.rpartition(":")
+    host, dummy, port = info.rpartition(":")
     host = host.strip("[]") or "localhost"
     last = None
     for _attempt in range(10):
@@ -131,7 +131,7 @@ def main(argv):
         def log_message(self, *args):
             pass
 
-    host, _, port = args.address.rpartition(":")
+    host, dummy, port = args.address.rpartition(":")
     server = ThreadingHTTPServer((host.strip("[]") or "0.0.0.0", int(port)), Handler)
     print("TEST DOUBLE of dcgm-exporter: %d field(s), %d GPU(s), listening on %s"
           % (len(fields), len(gpus), args.address), flush=True)
