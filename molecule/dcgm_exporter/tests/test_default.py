@@ -80,6 +80,7 @@ def test_repository_is_the_double_with_a_checked_signed_by_keyring(host, gpu_nod
         pkg = host.package(name)
         assert pkg.is_installed and pkg.version.endswith("+gpuops.testdouble"), name
     assert not host.package("datacenter-gpu-manager-4-proprietary").is_installed
+    assert status(host)["repository"]["sources"] == ["/etc/apt/sources.list.d/gpuops-dcgm.sources"]
 
 
 def test_counters_file_per_fixture(host, gpu_node):
