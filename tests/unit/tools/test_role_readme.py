@@ -53,18 +53,18 @@ def test_a_changed_docs_page_is_reported_as_drift(tmp_path, capsys):
 
 def test_a_new_role_without_readme_or_docs_page_fails_naming_what_to_write(tmp_path, capsys):
     repo = _copy_repo(tmp_path)
-    new = repo / "roles" / "dcgm_exporter" / "meta"
+    new = repo / "roles" / "zz_new_role" / "meta"
     new.mkdir(parents=True)
     (new / "argument_specs.yml").write_text(
         "argument_specs:\n  main:\n    short_description: Run DCGM exporter.\n    options: {}\n")
     assert role_readme.main(["--check", "--repo", str(repo)]) == 1
-    assert "role dcgm_exporter has no docs/roles/dcgm_exporter.md" in capsys.readouterr().err
-    (repo / "docs" / "roles" / "dcgm_exporter.md").write_text("# gpuops.dlserver.dcgm_exporter\n\nExports.\n")
+    assert "role zz_new_role has no docs/roles/zz_new_role.md" in capsys.readouterr().err
+    (repo / "docs" / "roles" / "zz_new_role.md").write_text("# gpuops.dlserver.zz_new_role\n\nExports.\n")
     assert role_readme.main(["--check", "--repo", str(repo)]) == 1
-    assert "roles/dcgm_exporter/README.md is missing" in capsys.readouterr().err
+    assert "roles/zz_new_role/README.md is missing" in capsys.readouterr().err
     assert role_readme.main(["--repo", str(repo)]) == 0
-    text = (repo / "roles" / "dcgm_exporter" / "README.md").read_text()
-    assert text.splitlines()[1] == "# gpuops.dlserver.dcgm_exporter"
+    text = (repo / "roles" / "zz_new_role" / "README.md").read_text()
+    assert text.splitlines()[1] == "# gpuops.dlserver.zz_new_role"
     assert "This entry point takes no options." in text
 
 

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter gpuops.dlserver.dcgm_exporter_verify.
+
+One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
+list); the documentation is below, the rules are in ``plugins/module_utils/``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: dcgm_exporter_verify
+author: gpuops.dlserver contributors
+version_added: 0.1.0
+short_description: Compare what dcgm-exporter serves with its counters file
+description:
+- Takes the text of the exporter's C(/metrics) page and the metric names the counters file lists (C(metric_names)
+  of the filter C(gpuops.dlserver.dcgm_exporter_config)).
+- The result is ok when at least one C(DCGM_FI_*) metric is served and every one served is listed. Listed
+  fields that are not served (fields the GPUs do not support are left out by dcgm-exporter) are reported,
+  not failed.
+positional: _input, expected
+options:
+  _input:
+    description: The text of the C(/metrics) page.
+    type: str
+    required: true
+  expected:
+    description: The metric names of the counters file.
+    type: list
+    elements: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Compare the page with the counters file
+  ansible.builtin.assert:
+    that: (__page.content | gpuops.dlserver.dcgm_exporter_verify(__config.metric_names)).ok
+"""
+
+RETURN = r"""
+_value:
+  description: The comparison.
+  type: dict
+  contains:
+    ok:
+      description: At least one field served, and none outside the counters file.
+      type: bool
+    served:
+      description: The C(DCGM_FI_*) metric names served.
+      type: list
+      elements: str
+    not_served:
+      description: Listed names that were not served.
+      type: list
+      elements: str
+    unexpected:
+      description: Served names that the counters file does not list.
+      type: list
+      elements: str
+    reason:
+      description: The comparison in words.
+      type: str
+"""
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.dcgm import verify_metrics
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plain import plain
+
+
+def dcgm_exporter_verify(text, expected):
+    """Compare the exporter's /metrics text with the metric names of the counters file."""
+    return verify_metrics(plain(text) or '', plain(expected) or [])
+
+
+class FilterModule(object):
+    """gpuops.dlserver.dcgm_exporter_verify."""
+
+    def filters(self):
+        return {'dcgm_exporter_verify': dcgm_exporter_verify}
