@@ -441,9 +441,11 @@ def venv_commands(resolved, tools):
     req = tools['requirements']
     if tools.get('uv'):
         return {'installer': 'uv', 'commands': [
-            [tools['uv'], 'venv', '--quiet', '--no-project', '--seed', '--python', tools['python'], target],
+            # No --seed: uv would fetch pip from its default index, bypassing the site's. pip is
+            # installed with the packages, from the environment's own indexes.
+            [tools['uv'], 'venv', '--quiet', '--no-project', '--python', tools['python'], target],
             [tools['uv'], 'pip', 'install', '--quiet', '--no-progress', '--python', target + '/bin/python',
-             '--link-mode', 'hardlink', '-r', req],
+             '--link-mode', 'hardlink', '-r', req, 'pip'],
         ]}
     return {'installer': 'pip', 'commands': [
         [tools['python'], '-m', 'venv', target],

@@ -32,7 +32,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 # What the python_stack scenarios and the bench install (cp311: Debian 12 nodes).
-DEFAULT_REQUIREMENTS = ['torch==2.13.0', 'numpy', 'lmdb', 'tqdm', 'uv==0.13.9']
+DEFAULT_REQUIREMENTS = ['torch==2.13.0', 'numpy', 'lmdb', 'tqdm', 'pip', 'uv==0.13.9']
 PYTORCH_PROJECTS = ('torch',)
 
 

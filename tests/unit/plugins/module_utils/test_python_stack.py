@@ -113,7 +113,8 @@ def test_venv_commands_uv_and_pip():
     assert uv["installer"] == "uv"
     assert uv["commands"][0][:2] == ["/opt/uv", "venv"] and uv["commands"][0][-1] == res["target"]
     assert "/usr/bin/python3.11" in uv["commands"][0]
-    assert uv["commands"][1][-2:] == ["-r", "/r.txt"]
+    assert uv["commands"][1][-3:] == ["-r", "/r.txt", "pip"]  # pip from the environment's indexes
+    assert "--seed" not in uv["commands"][0]  # seeding would fetch pip from uv's default index
     pip = ps.venv_commands(res, {"python": "/usr/bin/python3.11", "uv": "", "requirements": "/r.txt"})
     assert pip["installer"] == "pip"
     assert pip["commands"][0] == ["/usr/bin/python3.11", "-m", "venv", res["target"]]
