@@ -142,7 +142,7 @@ def normalise(env, inputs):
                       '(at most 64, not starting with "." or "-")' % (name,)]
     where = 'python_stack_environments[%s]' % name
     known = set(['name', 'backend', 'python', 'pip', 'conda', 'channels', 'index_url', 'extra_index_urls',
-                 'imports', 'jupyter_kernel', 'state', 'verify'])
+                 'imports', 'jupyter_kernel', 'state', 'verify', 'lock_file'])
     unknown = sorted(set(env) - known)
     if unknown:
         problems.append('%s: unknown key(s) %s; known: %s' % (where, ', '.join(unknown), ', '.join(sorted(known))))
@@ -159,6 +159,7 @@ def normalise(env, inputs):
         'jupyter_kernel': env.get('jupyter_kernel', False),
         'state': env.get('state', 'present'),
         'verify': env.get('verify', True),
+        'lock_file': env.get('lock_file') or '',
     }
     if out['backend'] not in ('venv', 'conda'):
         problems.append('%s: backend must be venv or conda, not %r' % (where, out['backend']))
@@ -194,7 +195,11 @@ def normalise(env, inputs):
     for url in [out['index_url']] + list(out['extra_index_urls']):
         if url and (not isinstance(url, str) or not _URL.match(url)):
             problems.append('%s: index URL %r must be http(s):// or file://' % (where, url))
-    if out['state'] == 'present' and not out['pip'] and not out['conda']:
+    if out['lock_file'] and not isinstance(out['lock_file'], str):
+        problems.append('%s: lock_file must be a path, not %r' % (where, out['lock_file']))
+    elif out['lock_file'] and out['pip']:
+        problems.append('%s: set pip or lock_file, not both (a lock file is the whole resolved package set)' % where)
+    if out['state'] == 'present' and not out['pip'] and not out['conda'] and not out['lock_file']:
         problems.append('%s: lists no packages (pip or conda); an empty environment is not worth managing' % where)
     return out, problems
 
@@ -278,12 +283,30 @@ def resolve(env, context):
     extra = list(env['extra_index_urls'])
     imports = []
     torch_tag = None
-    for item in env['pip']:
+    lock = context.get('lock') or ''
+    pip_items = env['pip']
+    if lock:
+        pip_items = lock_requirements(lock)
+        decisions.append({'what': 'lock_file', 'value': env.get('lock_file', ''),
+                          'reason': 'the lock file is installed as written (%d packages); only the PyTorch index is '
+                                    'matched to the driver' % len(pip_items)})
+    for item in pip_items:
         req, _reason = parse_requirement(item)
         canon = req['canonical']
+        if lock:
+            if canon == 'torch' and torch_tag is None:
+                torch_tag = pytorch_index(context.get('cuda_version'), exact_version(req['spec']),
+                                          context.get('pytorch_cuda', ''))
+                decisions.append({'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']})
+                base = context.get('pytorch_index_url') or ''
+                if base:
+                    extra.insert(0, base.rstrip('/') + '/' + torch_tag['value'])
+            if canon in ('torch', 'tensorflow', 'tensorflow-cpu') or canon.startswith('nvidia-dali'):
+                imports.append(import_name(canon))
+            continue
         if canon in TORCH_FAMILY:
             if torch_tag is None:
-                torch_req = [parse_requirement(p)[0] for p in env['pip']
+                torch_req = [parse_requirement(p)[0] for p in pip_items
                              if parse_requirement(p)[0]['canonical'] == 'torch']
                 version = exact_version(torch_req[0]['spec']) if torch_req else None
                 if version is None and torch_req:
@@ -324,7 +347,8 @@ def resolve(env, context):
                 extra.append(nvidia)
         packages.append(render_requirement(req))
         imports.append(import_name(req['canonical']))
-    if env['jupyter_kernel'] and not any(parse_requirement(p)[0]['canonical'] == 'ipykernel' for p in env['pip']):
+    if env['jupyter_kernel'] and not lock and \
+            not any(parse_requirement(p)[0]['canonical'] == 'ipykernel' for p in env['pip']):
         packages.append('ipykernel')
         imports.append('ipykernel')
     if env['imports'] is not None:
@@ -340,7 +364,7 @@ def resolve(env, context):
         'channels': list(env['channels']) if env['backend'] == 'conda' else [],
         'index_url': env['index_url'],
         'extra_index_urls': extra,
-        'lock': context.get('lock') or '',
+        'lock': lock,
     }
     digest = spec_hash(spec)
     return {
@@ -358,6 +382,21 @@ def resolve(env, context):
         'target': '%s/.%s-%s' % (prefix, env['name'], digest),
         'decisions': decisions,
     }
+
+
+def lock_requirements(text):
+    """The requirements of a lock file (pip-compile / uv pip compile output: one pin per line,
+    ``--hash`` continuation lines, comments, options), as requirement strings."""
+    out = []
+    for line in text.splitlines():
+        line = line.split('#', 1)[0].strip().rstrip('\\').strip()
+        if not line or line.startswith('-'):
+            continue
+        line = line.split(' --hash', 1)[0].split('\t', 1)[0].strip()
+        req, _reason = parse_requirement(line)
+        if req is not None:
+            out.append(render_requirement(req))
+    return out
 
 
 def _unique(items):
@@ -445,7 +484,7 @@ def venv_commands(resolved, tools):
             # installed with the packages, from the environment's own indexes.
             [tools['uv'], 'venv', '--quiet', '--no-project', '--python', tools['python'], target],
             [tools['uv'], 'pip', 'install', '--quiet', '--no-progress', '--python', target + '/bin/python',
-             '--link-mode', 'hardlink', '-r', req, 'pip'],
+             '--link-mode', 'hardlink', '-r', req] + ([] if resolved['spec']['lock'] else ['pip']),
         ]}
     return {'installer': 'pip', 'commands': [
         [tools['python'], '-m', 'venv', target],
@@ -540,9 +579,9 @@ def decide_action(resolved, observed):
                                             'the link moves to it' % (name, resolved['hash'])}
     if link == 'absent':
         return {'action': 'build', 'reason': 'environment %s does not exist yet' % name}
+    old = (observed.get('target_marker') or {}).get('hash')
     return {'action': 'build', 'reason': 'environment %s: the spec changed (%s -> %s); built beside the old one '
-                                         'and swapped in' % (name, (observed.get('target_marker') or {}).get('hash'),
-                                                            resolved['hash'])}
+                                         'and swapped in' % (name, old, resolved['hash'])}
 
 
 def keep_builds(entries, name, current, wanted, keep):

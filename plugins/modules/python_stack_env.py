@@ -13,18 +13,18 @@ module: python_stack_env
 short_description: Plan, build atomically and verify the Python environments of gpuops.dlserver.python_stack
 version_added: 0.1.0
 description:
-  - C(action=plan) checks the declared environments, resolves each for this host (the PyTorch
+  - O(action=plan) checks the declared environments, resolves each for this host (the PyTorch
     wheel index matched to the driver's CUDA version, C(tensorflow[and-cuda]) on CUDA 12 hosts,
     DALI's CUDA flavour), computes each environment's spec hash, reads what is on the host and
     decides per environment C(none), C(build), C(swap), C(remove) or C(refuse). It also renders
     the framework environment defaults. Bad input fails here, naming the environment and the
     cause, before anything changes. Changes nothing.
-  - C(action=converge) converges one planned environment. A build goes into
+  - O(action=converge) converges one planned environment. A build goes into
     C(<prefix>/.<name>-<hash>) beside the current one, its imports are checked with the
     environment's own Python, the role's marker file is written, and only then the link
     C(<prefix>/<name>) is moved to it (a rename, atomic). A failed build is removed and the
     previous environment stays where the link points, untouched.
-  - C(action=verify) runs the verification script inside one environment (versions, CUDA
+  - O(action=verify) runs the verification script inside one environment (versions, CUDA
     availability and devices, one mixed-precision PyTorch step, one XLA-compiled TensorFlow
     step) and fails when the result is not what the host should give.
   - Environments without the role's marker file (C(.gpuops-python-stack.json)) are never
@@ -55,8 +55,14 @@ options:
     description: The probe's facts (C(gpuops_gpu)); the driver's CUDA version and the NICs are read from it.
     type: dict
     default: {}
+  locks:
+    description:
+      - (plan) The text of each environment's C(lock_file), by environment name (the role reads the
+        files on the controller).
+    type: dict
+    default: {}
   environment:
-    description: One environment as C(action=plan) returned it (an item of its C(environments)).
+    description: One environment as O(action=plan) returned it (an item of its C(environments)).
     type: dict
   tools:
     description:
@@ -229,7 +235,10 @@ def do_plan(module):
             problems.append('environment %s: Python %s is not on this host (the venv backend uses the system\'s '
                             'interpreters: %s); install python%s or use backend conda'
                             % (env['name'], env['python'], ', '.join(_available_pythons()) or 'none', env['python']))
-        res = ps.resolve(env, context)
+        locks = params['locks'] or {}
+        if env['lock_file'] and env['state'] == 'present' and env['name'] not in locks:
+            problems.append('environment %s: lock_file %s was not read (pass its text in locks)' % (env['name'], env['lock_file']))
+        res = ps.resolve(env, dict(context, lock=locks.get(env['name'], '') if env['lock_file'] else ''))
         res['observed'] = observe(res)
         res.update(ps.decide_action(res, res['observed']))
         res['interpreter'] = _python_for(env['python']) if env['backend'] == 'venv' else None
@@ -443,6 +452,7 @@ def main():
             action=dict(type='str', required=True, choices=['plan', 'converge', 'verify']),
             inputs=dict(type='dict'),
             gpu=dict(type='dict', default={}),
+            locks=dict(type='dict', default={}),
             environment=dict(type='dict'),
             tools=dict(type='dict', default={}),
             verify_script=dict(type='path'),

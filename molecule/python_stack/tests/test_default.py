@@ -75,7 +75,7 @@ def test_verification_ran_the_mixed_precision_step_on_the_cpu(node, status):
     assert ver["ok"] is True, ver
     assert ver["python"].startswith("3.11.")
     assert all(i["ok"] for i in ver["imports"].values())
-    assert set(ver["imports"]) == {"torch", "numpy", "tqdm"} if node["torch"] else {"numpy", "tqdm"}
+    assert set(ver["imports"]) == ({"torch", "numpy", "tqdm"} if node["torch"] else {"numpy", "tqdm"})
     if node["torch"]:
         torch = ver["torch"]
         assert torch["version"] == "2.13.0+cpu"

@@ -18,6 +18,7 @@ module python_stack_env judges the result (plugins/module_utils/python_stack.py)
 import argparse
 import importlib
 import json
+import math
 import sys
 import time
 
@@ -104,7 +105,7 @@ def _tensorflow():
             start = time.time()
             loss = step(tf.random.normal((32, 64)), tf.random.uniform((32,), 0, 10, dtype=tf.int32))
         value = float(loss.numpy())
-        record.update({'ok': value == value, 'device': 'gpu' if gpus else 'cpu', 'xla': True,
+        record.update({'ok': math.isfinite(value), 'device': 'gpu' if gpus else 'cpu', 'xla': True,
                        'loss': round(value, 4), 'step_seconds': round(time.time() - start, 3)})
     except Exception as exc:  # pylint: disable=broad-except
         record['error'] = '%s: %s' % (type(exc).__name__, exc)
