@@ -632,6 +632,31 @@ def env_defaults(gpu, overrides):
     return sorted(result, key=lambda d: d['name'])
 
 
+_TAG = re.compile(r'^(cpu|cu\d{3}|rocm\d+(\.\d+)*)$')
+
+
+def option_problems(inputs):
+    """Problems of the role-wide variables the argument spec cannot check."""
+    problems = []
+    tag = inputs.get('pytorch_cuda') or ''
+    if tag and not _TAG.match(tag):
+        problems.append('python_stack_pytorch_cuda must be cpu, cuXYZ (cu118, cu126, cu128, cu130 ...) or rocmX.Y, '
+                        'not %r' % tag)
+    if inputs.get('installer') == 'uv' and not re.match(r'^[0-9a-fA-F]{64}$', inputs.get('uv_sha256') or ''):
+        problems.append('python_stack_uv_sha256 must be the sha256 (64 hex digits) of the uv %s wheel'
+                        % inputs.get('uv_version'))
+    if int(inputs.get('keep_builds', 1)) < 0:
+        problems.append('python_stack_keep_builds must be 0 or more, not %s' % inputs.get('keep_builds'))
+    for key in ('prefix', 'conda_prefix'):
+        if not str(inputs.get(key, '/')).startswith('/'):
+            problems.append('python_stack_%s must be an absolute path, not %r' % (key, inputs.get(key)))
+    for key in ('pip_index_url', 'pytorch_index_url', 'nvidia_index_url'):
+        url = inputs.get(key) or ''
+        if url and not _URL.match(url):
+            problems.append('python_stack_%s must be an http(s):// or file:// URL, not %r' % (key, url))
+    return problems
+
+
 _ENV_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 
 

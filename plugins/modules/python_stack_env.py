@@ -216,6 +216,7 @@ def do_plan(module):
         module.fail_json(msg='python_stack_env: inputs is required with action=plan')
     envs, problems = ps.normalise_all(inputs.get('environments', []), inputs)
     problems.extend(ps.env_default_problems(inputs.get('env_defaults')))
+    problems.extend(ps.option_problems(inputs))
     if problems:
         module.fail_json(msg='gpuops.dlserver.python_stack: nothing was changed: %s' % '; '.join(problems),
                          problems=problems)

@@ -249,3 +249,21 @@ def test_lock_file_and_pip_are_exclusive():
     _env, problems = ps.normalise({"name": "p", "lock_file": "x.txt", "pip": ["numpy"]}, _defaults())
     assert problems == ["python_stack_environments[p]: set pip or lock_file, not both (a lock file is the whole "
                         "resolved package set)"]
+
+
+@pytest.mark.parametrize("change,needle", [
+    ({}, None),
+    ({"pytorch_cuda": "cu128"}, None),
+    ({"pytorch_cuda": "rocm6.4"}, None),
+    ({"pytorch_cuda": "12.8"}, "python_stack_pytorch_cuda must be cpu, cuXYZ"),
+    ({"uv_sha256": "abc"}, "python_stack_uv_sha256 must be the sha256"),
+    ({"installer": "pip", "uv_sha256": ""}, None),
+    ({"keep_builds": -1}, "python_stack_keep_builds must be 0 or more"),
+    ({"prefix": "envs"}, "python_stack_prefix must be an absolute path"),
+    ({"pytorch_index_url": "download.pytorch.org/whl"}, "python_stack_pytorch_index_url must be an http(s)://"),
+])
+def test_option_problems(change, needle):
+    inputs = _defaults()
+    inputs.update(change)
+    problems = ps.option_problems(inputs)
+    assert problems == [] if needle is None else (len(problems) == 1 and needle in problems[0]), problems
