@@ -28,7 +28,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet \
+.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet bench-python-stack \
 	molecule-prep molecule-one lab-images build publish-setup publish-check role-readmes release volcano-render
 
 help:
@@ -140,6 +140,10 @@ molecule-one: setup
 ## bench-fleet: time a no-op site.yml re-run over 1/4/8 SSH nodes (recommended ansible.cfg vs Ansible's defaults)
 bench-fleet: setup
 	$(BIN)/python bench/fleet_bench.py $(BENCH_ARGS)
+
+## bench-python-stack: build the torch environment with uv and with pip (cold, no-op, warm cache, verification)
+bench-python-stack: setup
+	$(BIN)/python bench/python_stack_bench.py $(BENCH_ARGS)
 
 ## build: the collection tarball
 build: setup

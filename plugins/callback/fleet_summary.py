@@ -18,7 +18,9 @@ description:
   - Hosts that publish C(gpuops_summary) with M(ansible.builtin.set_stats) (C(per_host=true)),
     as C(playbooks/site.yml) does, also show their GPUs, probe depth, topology and the
     hardware plan's decisions with their reasons, and the kernel security updates that
-    os_tuning's kernel hold keeps back on driver hosts (C(gpuops_summary.os_tuning)).
+    os_tuning's kernel hold keeps back on driver hosts (C(gpuops_summary.os_tuning)), and
+    one line per Python environment of python_stack with what its verification saw - framework
+    versions, CUDA or CPU, the mixed-precision step (C(gpuops_summary.python_stack)).
   - The last line says whether anything changed, so a second run of a converged fleet says
     so in one line.
   - Enable it with C(callbacks_enabled = gpuops.dlserver.fleet_summary) in C(ansible.cfg) or
@@ -181,6 +183,12 @@ class CallbackModule(CallbackBase):
         if held:
             lines.append("  kernel security updates held back (driver host): " + ", ".join(
                 "%s %s -> %s" % (u.get("name"), u.get("installed"), u.get("candidate")) for u in held))
+        for env in published.get("python_stack") or []:
+            ver = env.get("verification") or {}
+            state = "FAILED" if ver.get("ok") is False else ("verified" if ver.get("ok") else "not verified")
+            lines.append("  python env %s (%s, Python %s): %s: %s" % (
+                env.get("name"), env.get("backend"), ver.get("python") or env.get("python"), state,
+                ver.get("summary") or "; ".join(ver.get("problems") or []) or "-"))
         plan_roles = plan.get("roles") or {}
         names = [r for r in roles if r != "(playbook)" and not (r.startswith("(") and not roles[r]["failed"])]
         names += [r for r in plan_roles if r not in names]

@@ -65,3 +65,15 @@ def test_kernel_security_updates_held_back_are_shown(tmp_path):
     assert "  kernel security updates held back (driver host): linux-image-amd64 6.1.76-1 -> 6.1.85-1" in lines
     plain = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published(tmp_path / "plain", "hgx-h100-8gpu"))
     assert not any("held back" in line for line in plain)
+
+
+def test_python_stack_verification_is_shown(tmp_path):
+    published_data = published(tmp_path, "hgx-h100-8gpu")
+    published_data["python_stack"] = [
+        {"name": "pytorch", "backend": "venv", "python": "3.11",
+         "verification": {"ok": True, "python": "3.11.2", "summary": "torch 2.13.0+cpu CPU (bfloat16 step ok)"}},
+        {"name": "tf", "backend": "conda", "python": "3.10",
+         "verification": {"ok": False, "problems": ["environment tf: TensorFlow lists no GPU"]}}]
+    lines = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published_data)
+    assert "  python env pytorch (venv, Python 3.11.2): verified: torch 2.13.0+cpu CPU (bfloat16 step ok)" in lines
+    assert "  python env tf (conda, Python 3.10): FAILED: environment tf: TensorFlow lists no GPU" in lines
