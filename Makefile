@@ -23,7 +23,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet \
+.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit promtool molecule bench-fleet \
 	molecule-prep molecule-one lab-images build
 
 help:
@@ -78,6 +78,7 @@ test:
 	$(call STAGE,lint,$(SUBMAKE) lint); \
 	$(call STAGE,sanity,$(SUBMAKE) sanity); \
 	$(call STAGE,unit,$(SUBMAKE) unit); \
+	$(call STAGE,promtool and dashboard schema,$(SUBMAKE) promtool); \
 	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
 	for sc in $(SCENARIOS); do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
 	exit $$status
@@ -102,6 +103,14 @@ sanity: setup
 
 unit: setup
 	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider
+
+## promtool: Debian's promtool (unpacked into .cache, no service started) checks the generated
+## prometheus.yml, the rules, the rule unit tests (every alert fires and stays silent), the GPU
+## textfile of every fixture host and the dashboard's queries; the dashboard is checked against
+## Grafana's schema (@grafana/schema types, TypeScript compiler, from npm).
+promtool: setup
+	PYTHON=$(BIN)/python tests/promtool/run.sh
+	tests/dashboard/check_schema.sh
 
 molecule: setup molecule-prep
 	@failed=""; for s in $(SCENARIOS); do \

@@ -6,7 +6,7 @@
 ``render(gpu, plan, reboot_marker, os_tuning_status)`` turns what the collection knows about a
 host into metrics (``gpuops_*``), so that Prometheus sees them next to the exporters' own:
 
-- what the probe saw on PCI (``gpuops_gpu_pci_count``, per GPU ``gpuops_gpu_info`` and its PCIe
+- what the probe saw on PCI (``gpuops_gpus_on_pci``, per GPU ``gpuops_gpu_info`` and its PCIe
   link) - the count the GPUMissing alert compares with DCGM's, and the evidence that stays when
   a GPU has fallen off the bus and no GPU exporter can see it;
 - the driver (``gpuops_driver_loaded``, ``gpuops_driver_info``);
@@ -24,8 +24,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 HELP = {
-    'gpuops_gpu_pci_count': 'NVIDIA GPUs the gpuops probe found on PCI at the last run.',
-    'gpuops_nvswitch_pci_count': 'NVIDIA NVSwitches the gpuops probe found on PCI at the last run.',
+    'gpuops_gpus_on_pci': 'NVIDIA GPUs the gpuops probe found on PCI at the last run.',
+    'gpuops_nvswitches_on_pci': 'NVIDIA NVSwitches the gpuops probe found on PCI at the last run.',
     'gpuops_gpu_info': 'One series per GPU on PCI (value 1), its identity in labels.',
     'gpuops_gpu_pcie_link_current_gen': 'PCIe generation the GPU link runs at.',
     'gpuops_gpu_pcie_link_max_gen': 'Highest PCIe generation the GPU link supports.',
@@ -108,9 +108,9 @@ def samples(gpu, plan, reboot_marker, os_tuning_status):
                   key=lambda g: str(g.get('pci_bus_id')))
     out = []
     count = _int(gpu.get('gpu_count'))
-    out.append(('gpuops_gpu_pci_count', [], count if count is not None else len(gpus)))
+    out.append(('gpuops_gpus_on_pci', [], count if count is not None else len(gpus)))
     nvswitch = _int(gpu.get('nvswitch_count'))
-    out.append(('gpuops_nvswitch_pci_count', [], nvswitch if nvswitch is not None else 0))
+    out.append(('gpuops_nvswitches_on_pci', [], nvswitch if nvswitch is not None else 0))
     for g in gpus:
         bus = [('pci_bus_id', g.get('pci_bus_id'))]
         numa = g.get('numa_node')

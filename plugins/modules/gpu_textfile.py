@@ -72,7 +72,7 @@ content:
   description: The metrics written (or that would be written in check mode).
   returned: always
   type: str
-  sample: "# HELP gpuops_gpu_pci_count ...\ngpuops_gpu_pci_count 8\n"
+  sample: "# HELP gpuops_gpus_on_pci ...\ngpuops_gpus_on_pci 8\n"
 reboot_pending_roles:
   description: Roles whose reboot is pending, from O(reboot_marker).
   returned: always

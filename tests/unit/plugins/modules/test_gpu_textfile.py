@@ -37,7 +37,7 @@ def test_writes_then_changes_nothing(host):
     res = _run(**args)
     assert res["changed"] is True
     text = (path / "textfile" / "gpuops.prom").read_text()
-    assert "gpuops_gpu_pci_count 1\n" in text
+    assert "gpuops_gpus_on_pci 1\n" in text
     assert "gpuops_reboot_required 1\n" in text
     assert 'gpuops_kernel_updates_held_back{security="false"} 1\n' in text
     assert res["reboot_pending_roles"] == ["os_tuning"]
@@ -52,7 +52,7 @@ def test_writes_then_changes_nothing(host):
 def test_check_mode_writes_nothing_and_shows_the_diff(host):
     path, args = host
     res = _run(_ansible_check_mode=True, _ansible_diff=True, **args)
-    assert res["changed"] is True and "gpuops_gpu_pci_count 1" in res["diff"]["after"]
+    assert res["changed"] is True and "gpuops_gpus_on_pci 1" in res["diff"]["after"]
     assert not (path / "textfile" / "gpuops.prom").exists()
 
 
