@@ -258,6 +258,8 @@ def decide(inputs, platform, host, arch):
         else 'distribution package %s' % platform['package'],
         'release': {'name': name, 'url': url, 'archive': '%s.tar.gz' % name if name else None,
                     'sha256': inputs.get('sha256') or '',
+                    'checksum': 'sha256:%s' % (inputs.get('sha256') or inputs['checksums_url'].replace(
+                        '{version}', inputs['version']).replace('{arch}', goarch)),
                     'install_dir': install_dir} if release else None,
         'binary': binary,
         'link': '/usr/local/bin/node_exporter' if release else None,
