@@ -46,7 +46,7 @@ options:
     type: dict
     default: {}
   reboot_marker:
-    description: The collection's pending-reboot file, one line C(<role>: <reason>) per role.
+    description: "The collection's pending-reboot file, one line C(<role>: <reason>) per role."
     type: path
     default: /run/gpuops/reboot-required
   os_tuning_status_file:
