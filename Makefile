@@ -28,7 +28,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit molecule bench-fleet bench-python-stack \
+.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit promtool molecule bench-fleet bench-python-stack \
 	molecule-prep molecule-one lab-images build publish-setup publish-check role-readmes release volcano-render
 
 help:
@@ -56,6 +56,7 @@ lab: setup
 	$(LAB) up
 	$(BIN)/python tests/doubles/build_cuda_repo.py --mirror-dir .cache/mirror >/dev/null
 	$(BIN)/python tests/doubles/build_dcgm_repo.py --mirror-dir .cache/mirror >/dev/null
+	$(BIN)/python tests/doubles/build_node_exporter_release.py --mirror-dir .cache/mirror >/dev/null
 	ANSIBLE_CALLBACKS_ENABLED=gpuops.dlserver.fleet_summary \
 	  $(BIN)/ansible-playbook -i inventories/lab playbooks/site.yml $(ANSIBLE_ARGS)
 
@@ -86,6 +87,7 @@ test:
 	$(call STAGE,unit,$(SUBMAKE) unit); \
 	$(call STAGE,publish (galaxy-importer$(,) antsibull-docs$(,) ansible-builder),$(SUBMAKE) publish-check); \
 	$(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
+	$(call STAGE,promtool and dashboard schema,$(SUBMAKE) promtool); \
 	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
 	for sc in $(SCENARIOS); do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
 	exit $$status
@@ -115,6 +117,14 @@ sanity: setup
 
 unit: setup
 	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider
+
+## promtool: Debian's promtool (unpacked into .cache, no service started) checks the generated
+## prometheus.yml, the rules, the rule unit tests (every alert fires and stays silent), the GPU
+## textfile of every fixture host and the dashboard's queries; the dashboard is checked against
+## Grafana's schema (@grafana/schema types, TypeScript compiler, from npm).
+promtool: setup
+	PYTHON=$(BIN)/python tests/promtool/run.sh
+	tests/dashboard/check_schema.sh
 
 molecule: setup molecule-prep
 	@failed=""; for s in $(SCENARIOS); do \

@@ -70,4 +70,8 @@ class ActionModule(ActionBase):
                               % (role, '; '.join(exc.problems)))
             return result
         result.update(changed=False, ansible_facts={fact: converted}, _ansible_facts_cacheable=False)
+        if any(isinstance(spec, dict) and spec.get('no_log') for spec in options.values()):
+            # A secret (no_log: true in the argument spec) is among the values: keep the
+            # published fact out of the output.
+            result['_ansible_no_log'] = True
         return result

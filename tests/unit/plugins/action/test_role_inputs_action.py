@@ -55,3 +55,21 @@ def test_json_extra_vars_keep_their_types(tmp_path):
     values = json.loads((tmp_path / "out.json").read_text())
     assert values["kernel_cmdline"] == ["iommu=pt"]
     assert values["reboot"] is True
+
+
+def test_a_secret_variable_keeps_the_published_fact_out_of_the_output(tmp_path):
+    play = ("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+            "    - gpuops.dlserver.role_inputs:\n        role: node_exporter\n"
+            "    - ansible.builtin.copy:\n        dest: \"{{ out }}\"\n"
+            "        content: \"{{ __node_exporter.basic_auth_users | to_json }}\"\n")
+    (tmp_path / "pb.yml").write_text(play)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
+    res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-v", "-i", "localhost,", "-c", "local",
+                          str(tmp_path / "pb.yml"), "-e", "ansible_python_interpreter=%s" % sys.executable,
+                          "-e", "out=%s" % (tmp_path / "out.json"),
+                          "-e", json.dumps({"node_exporter_basic_auth_users": {"prometheus": "s3cr3t-value"}})],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads((tmp_path / "out.json").read_text()) == {"prometheus": "s3cr3t-value"}
+    assert "s3cr3t-value" not in res.stdout.split("TASK [ansible.builtin.copy]")[0]

@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter gpuops.dlserver.node_exporter_plan.
+
+One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
+list); the documentation is below, the rules are in ``plugins/module_utils/``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: node_exporter_plan
+author: gpuops.dlserver contributors
+version_added: 0.1.0
+short_description: Check the node_exporter role's inputs and decide how node_exporter is installed and
+  run
+description:
+- Every check and decision of the C(gpuops.dlserver.node_exporter) role (C(plugins/module_utils/node_exporter.py))
+  - the listen address, each collector against node_exporter's collector list, the source (upstream release
+  with URL and checksum, or the distribution package), paths, service name, command line, and the web
+  configuration (TLS, basic auth with bcrypt hashes whose salt derives from the host, user and password,
+  so a second run writes the same hash).
+- Returns C(errors), each naming the variable, on an invalid listen address, an unknown collector, a malformed
+  version or checksum, a certificate without key, or a password bcrypt cannot hash (the caller fails on
+  them; the messages never contain a password).
+- Needs the Python package C(bcrypt) on the controller when basic auth users are set.
+positional: _input, platform, host, arch
+options:
+  _input:
+    description: The role's typed variables without prefix (C(__node_exporter)).
+    type: dict
+    required: true
+  platform:
+    description: C(name), C(package), C(package_binary), C(package_service) of the platform.
+    type: dict
+    required: true
+  host:
+    description: The inventory name of the host (part of the password salt).
+    type: str
+    required: true
+  arch:
+    description: C(ansible_architecture) of the host.
+    type: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Decide
+  ansible.builtin.set_fact:
+    __node_exporter_plan: "{{ __node_exporter | gpuops.dlserver.node_exporter_plan(platform, inventory_hostname, ansible_facts['architecture']) }}"
+  vars:
+    platform: {name: Debian 12, package: prometheus-node-exporter, package_binary: /usr/bin/prometheus-node-exporter,
+               package_service: prometheus-node-exporter}
+"""
+
+RETURN = r"""
+_value:
+  description:
+  - C(errors) (list; when not empty, the only other key is absent), C(source), C(source_reason), C(release)
+    (C(name), C(url), C(archive), C(sha256), C(install_dir); null for the package), C(binary), C(link),
+    C(service), C(unit_file), C(exec_start) (list), C(web_config) (dict or null), C(web_config_file),
+    C(listen), C(verify) (C(url), C(scheme), C(basic_auth), C(user)).
+  type: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils import node_exporter as _node_exporter
+
+
+def node_exporter_plan(inputs, platform, host, arch):
+    try:
+        result = _node_exporter.decide(dict(inputs), dict(platform), str(host), str(arch))
+    except ImportError as exc:
+        raise AnsibleFilterError('gpuops.dlserver.node_exporter_plan: node_exporter_basic_auth_users needs the '
+                                 'Python package bcrypt on the controller (pip install bcrypt): %s' % exc)
+    return result
+
+
+class FilterModule(object):
+    """gpuops.dlserver.node_exporter_plan."""
+
+    def filters(self):
+        return {'node_exporter_plan': node_exporter_plan}

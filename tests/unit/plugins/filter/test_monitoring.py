@@ -1,0 +1,56 @@
+"""Filters node_exporter_plan, prometheus_targets, prometheus_config (plugins/filter/<name>.py)."""
+import os
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.dlserver.plugins.filter import node_exporter_plan, prometheus_config, prometheus_targets
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+FILTERS = dict(node_exporter_plan.FilterModule().filters(), **prometheus_targets.FilterModule().filters())
+FILTERS.update(prometheus_config.FilterModule().filters())
+
+
+def defaults(role):
+    with open(os.path.join(REPO, "roles", role, "defaults", "main.yml")) as fh:
+        return dict((k[len(role) + 1:], v) for k, v in yaml.safe_load(fh).items())
+
+
+DEBIAN = {"name": "Debian 12", "package": "prometheus-node-exporter",
+          "package_binary": "/usr/bin/prometheus-node-exporter", "package_service": "prometheus-node-exporter"}
+
+
+def test_node_exporter_plan_returns_errors_without_secrets():
+    inputs = dict(defaults("node_exporter"), listen_address="9100", basic_auth_users={"p": "topsecret"})
+    result = FILTERS["node_exporter_plan"](inputs, DEBIAN, "gpu-01", "x86_64")
+    assert result["errors"] and "node_exporter_listen_address" in result["errors"][0]
+    assert "topsecret" not in " ".join(result["errors"])
+
+
+def test_node_exporter_plan_ok():
+    result = FILTERS["node_exporter_plan"](defaults("node_exporter"), DEBIAN, "gpu-01", "x86_64")
+    assert result["errors"] == [] and result["service"] == "node_exporter"
+
+
+def test_prometheus_targets_from_hostvars():
+    hostvars = {"gpu1": {"ansible_host": "10.0.0.1", "group_names": ["gpu_nodes"]},
+                "cpu1": {"ansible_host": "10.0.0.2", "group_names": ["cpu_nodes"],
+                         "gpuops_plan": {"roles": {"dcgm_exporter": {"run": False, "reason": "no GPU"}}}}}
+    result = FILTERS["prometheus_targets"](hostvars, ["gpu1", "cpu1"], "gpu_nodes")
+    assert result["file_sd"]["node_exporter"] == [{"targets": ["10.0.0.2:9100"], "labels": {"node": "cpu1"}},
+                                                  {"targets": ["10.0.0.1:9100"], "labels": {"node": "gpu1"}}]
+    assert result["file_sd"]["dcgm_exporter"] == [{"targets": ["10.0.0.1:9400"], "labels": {"node": "gpu1"}}]
+    assert result["hosts"]["cpu1"]["dcgm_exporter"]["reason"] == "hardware plan: no GPU"
+
+
+def test_prometheus_targets_bad_listen_address_names_host():
+    with pytest.raises(AnsibleFilterError, match=r"node_exporter_listen_address \(host gpu1\)"):
+        FILTERS["prometheus_targets"]({"gpu1": {"node_exporter_listen_address": "x"}}, ["gpu1"], "gpu_nodes")
+
+
+def test_prometheus_config_fails_naming_the_variable():
+    with pytest.raises(AnsibleFilterError, match="prometheus_rules_dir must be an absolute path"):
+        FILTERS["prometheus_config"](dict(defaults("prometheus"), rules_dir="rules"))
+    assert FILTERS["prometheus_config"](defaults("prometheus"))["rule_files"] == [
+        "/etc/prometheus/rules/gpuops-gpu.rules.yml"]
