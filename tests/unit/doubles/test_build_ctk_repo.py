@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-_spec = importlib.util.spec_from_file_location("build_ctk_repo", os.path.join(REPO, "tests", "doubles",
-                                                                             "build_ctk_repo.py"))
+BUILDER = os.path.join(REPO, "tests", "doubles", "build_ctk_repo.py")
+_spec = importlib.util.spec_from_file_location("build_ctk_repo", BUILDER)
 builder = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(builder)
 
