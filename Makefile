@@ -50,6 +50,7 @@ $(LINK):
 lab: setup
 	$(LAB) up
 	$(BIN)/python tests/doubles/build_cuda_repo.py --mirror-dir .cache/mirror >/dev/null
+	$(BIN)/python tests/doubles/build_ctk_repo.py --mirror-dir .cache/mirror >/dev/null
 	ANSIBLE_CALLBACKS_ENABLED=gpuops.dlserver.fleet_summary \
 	  $(BIN)/ansible-playbook -i inventories/lab playbooks/site.yml $(ANSIBLE_ARGS)
 

@@ -176,21 +176,41 @@ def containerd_version(data, path, binary_major):
     return {'value': version, 'reason': '%s declares version %d' % (path, version)}
 
 
-def containerd_dropin(version, runtime_path, default_runtime, cdi):
-    """The role's drop-in for config ``version`` (2 or 3)."""
+def containerd_dropin(version, runtime_path, default_runtime, cdi, user_section=None):
+    """The role's drop-in for config ``version`` (2 or 3).
+
+    containerd replaces a plugin's whole section with the one of an imported file (it does not
+    merge inside a plugin), so the drop-in carries a copy of the user's CRI section of the main
+    file (``user_section``) with the nvidia runtime merged in: the user's sandbox image, registry
+    and runc settings stay in effect. The copy is refreshed from the main file on every run.
+    """
     cri = CONTAINERD_CRI[version]
     runtime = {'runtime_type': 'io.containerd.runc.v2', 'privileged_without_host_devices': False,
                'options': {'BinaryName': runtime_path}}
-    containerd = {}
+    ours = {'containerd': {'runtimes': {'nvidia': runtime}}}
     if default_runtime:
-        containerd['default_runtime_name'] = 'nvidia'
-    containerd['runtimes'] = {'nvidia': runtime}
-    plugin = {}
+        ours['containerd']['default_runtime_name'] = 'nvidia'
     if cdi:
-        plugin['enable_cdi'] = True
-        plugin['cdi_spec_dirs'] = list(CDI_SPEC_DIRS)
-    plugin['containerd'] = containerd
-    return HEADER + dump_toml({'version': version, 'plugins': {cri: plugin}})
+        ours['enable_cdi'] = True
+        ours['cdi_spec_dirs'] = list(CDI_SPEC_DIRS)
+    plugin = deep_merge(user_section or {}, ours)
+    note = ('# The CRI section of the main config.toml with the nvidia runtime merged in (containerd replaces\n'
+            '# a plugin\'s whole section from an imported file, so the user\'s settings are carried here).\n')
+    return HEADER + note + dump_toml({'version': version, 'plugins': {cri: plugin}})
+
+
+def missing_settings(user_section, effective_section, prefix=''):
+    """Settings of ``user_section`` (the drop-in's intended CRI section) that ``effective_section``
+    (containerd config dump) lacks or changes."""
+    missing = []
+    for key, value in (user_section or {}).items():
+        name = prefix + key
+        there = (effective_section or {}).get(key) if isinstance(effective_section, dict) else None
+        if isinstance(value, dict):
+            missing.extend(missing_settings(value, there if isinstance(there, dict) else {}, name + '.'))
+        elif there != value:
+            missing.append(name)
+    return missing
 
 
 _IMPORTS_RE = re.compile(r'^imports[ \t]*=[ \t]*\[[^\]]*\]([ \t]*#[^\n]*)?[ \t]*$', re.M)
@@ -239,9 +259,13 @@ def containerd_main(text, path, import_glob, version):
 
 def containerd_dump_has_nvidia(dump_text, version):
     """Whether ``containerd config dump`` shows the nvidia runtime (the merged result)."""
+    return 'nvidia' in ((containerd_dump_section(dump_text, version).get('containerd') or {}).get('runtimes') or {})
+
+
+def containerd_dump_section(dump_text, version):
+    """The CRI section of ``containerd config dump``."""
     data = parse_toml(dump_text, 'the output of containerd config dump')
-    cri = (data.get('plugins') or {}).get(CONTAINERD_CRI[version]) or {}
-    return 'nvidia' in ((cri.get('containerd') or {}).get('runtimes') or {})
+    return (data.get('plugins') or {}).get(CONTAINERD_CRI[version]) or {}
 
 
 # --------------------------------------------------------------------------- CRI-O

@@ -202,7 +202,14 @@ def validate_containerd(host, binary, main_text, dropin_text, version, work, pla
     if not ce.containerd_dump_has_nvidia(out, version):
         raise Failure('containerd reads the merged configuration but shows no nvidia runtime under %s; nothing is '
                       'changed' % ce.CONTAINERD_CRI[version])
-    return 'containerd --config <candidate> config dump shows the nvidia runtime'
+    intended = ce.parse_toml(dropin_text, 'the drop-in')['plugins'][ce.CONTAINERD_CRI[version]]
+    lost = ce.missing_settings(intended, ce.containerd_dump_section(out, version))
+    if lost:
+        raise Failure('containerd does not apply these settings of the merged CRI section (%s with the drop-in): '
+                      '%s. Either this containerd does not know them (enable_cdi needs containerd 1.7: set '
+                      'nvidia_container_toolkit_cdi: false) or the merge lost them; nothing is changed'
+                      % (plat['containerd_config'], ', '.join(lost)))
+    return 'containerd --config <candidate> config dump shows the nvidia runtime and every CRI setting of the drop-in'
 
 
 def resolve(module, host):
@@ -241,7 +248,9 @@ def resolve(module, host):
                 data = ce.parse_toml(text, main) if text is not None else None
                 version = ce.containerd_version(data, main, containerd_major(host, present['containerd']))
                 dropin_path = plat['containerd_dropin']
-                dropin = ce.containerd_dropin(version['value'], runtime_path, inp['default_runtime'], inp['cdi'])
+                user_section = ((data or {}).get('plugins') or {}).get(ce.CONTAINERD_CRI[version['value']]) or {}
+                dropin = ce.containerd_dropin(version['value'], runtime_path, inp['default_runtime'], inp['cdi'],
+                                              user_section)
                 edited = ce.containerd_main(text, main, plat['containerd_import'], version['value'])
                 changed_dropin = read(dropin_path) != dropin
                 if present['containerd']:

@@ -128,3 +128,25 @@ def test_runtime_config_not_toml_names_the_file():
 ])
 def test_dump_toml_round_trips(data):
     assert tomllib.loads(ce.dump_toml(data)) == data
+
+
+def test_containerd_dropin_carries_the_users_cri_section():
+    """containerd replaces a plugin's whole section from an imported file: the drop-in must carry
+    the user's CRI settings (seen in the lab: runc and sandbox_image vanished without this)."""
+    user = {"sandbox_image": "registry.example/pause:3.9", "registry": {"config_path": "/etc/containerd/certs.d"},
+            "containerd": {"default_runtime_name": "runc",
+                           "runtimes": {"runc": {"runtime_type": "io.containerd.runc.v2",
+                                                 "options": {"SystemdCgroup": True}}}}}
+    for default_runtime in (True, False):
+        text = ce.containerd_dropin(2, RUNTIME, default_runtime, True, user)
+        plugin = tomllib.loads(text)["plugins"]["io.containerd.grpc.v1.cri"]
+        assert plugin["sandbox_image"] == user["sandbox_image"] and plugin["registry"] == user["registry"]
+        assert plugin["containerd"]["runtimes"]["runc"] == user["containerd"]["runtimes"]["runc"]
+        assert "nvidia" in plugin["containerd"]["runtimes"]
+        assert plugin["containerd"]["default_runtime_name"] == ("nvidia" if default_runtime else "runc")
+        assert ce.missing_settings(plugin, plugin) == []
+    effective = tomllib.loads(ce.containerd_dropin(2, RUNTIME, False, False, {}))["plugins"]["io.containerd.grpc.v1.cri"]
+    assert sorted(ce.missing_settings(plugin, effective)) == sorted([
+        "sandbox_image", "registry.config_path", "containerd.default_runtime_name",
+        "containerd.runtimes.runc.runtime_type", "containerd.runtimes.runc.options.SystemdCgroup",
+        "enable_cdi", "cdi_spec_dirs"])
