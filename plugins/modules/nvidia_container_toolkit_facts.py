@@ -320,9 +320,11 @@ def live_engines(host, plat, engines):
                 seen[engine] = {'nvidia_runtime': None, 'reason': 'the docker CLI is not installed'}
                 continue
             rc, out, err = host.run([docker, 'info', '--format', '{{json .Runtimes}}'], check=False)
-            seen[engine] = {'nvidia_runtime': rc == 0 and '"nvidia"' in out,
+            # A daemon that is not running is unknown (None), not a failure of the role.
+            seen[engine] = {'nvidia_runtime': '"nvidia"' in out if rc == 0 else None,
                             'reason': 'docker info lists the runtimes' if rc == 0
-                            else 'docker info failed: %s' % (err or out).strip()[-300:]}
+                            else 'not asked: docker info failed (is the daemon running?): %s'
+                            % (err or out).strip()[-300:]}
         elif engine == 'containerd':
             binary = host.module.get_bin_path('containerd', opt_dirs=['/usr/sbin', '/usr/local/bin'])
             text = read(plat['containerd_config'])
@@ -332,10 +334,10 @@ def live_engines(host, plat, engines):
             rc, out, err = host.run([binary, '--config', plat['containerd_config'], 'config', 'dump'], check=False)
             data = ce.parse_toml(text, plat['containerd_config']) if text else {}
             version = data.get('version', 2)
-            seen[engine] = {'nvidia_runtime': rc == 0 and version in ce.CONTAINERD_CRI
-                            and ce.containerd_dump_has_nvidia(out, version),
+            seen[engine] = {'nvidia_runtime': (version in ce.CONTAINERD_CRI and ce.containerd_dump_has_nvidia(out, version))
+                            if rc == 0 else None,
                             'reason': 'containerd config dump of %s' % plat['containerd_config'] if rc == 0
-                            else 'containerd config dump failed: %s' % (err or out).strip()[-300:]}
+                            else 'not asked: containerd config dump failed: %s' % (err or out).strip()[-300:]}
         else:
             seen[engine] = {'nvidia_runtime': os.path.exists(plat['crio_dropin']),
                             'reason': 'the drop-in exists (CRI-O is not installed here to ask)'

@@ -120,3 +120,30 @@ def test_resolve_trusts_only_the_double_key_and_plans_the_crio_dropin(etc, tmp_p
     args["inputs"]["keyring_fingerprint"] = "0" * 40
     kind, result = run(args)
     assert kind is FailJson and "nvidia_container_toolkit_keyring_fingerprint" in result["msg"]
+
+
+class EngineHost(object):
+    """docker/containerd answers from a table (the edge of live_engines)."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+        class Module(object):
+            @staticmethod
+            def get_bin_path(name, opt_dirs=None):
+                return "/usr/bin/" + name
+
+        self.module = Module()
+
+    def run(self, args, check=True, what=None, env=None):
+        return self.answers[os.path.basename(args[0])]
+
+
+@pytest.mark.parametrize("answer,expect", [
+    ((0, '{"nvidia":{"path":"/usr/bin/nvidia-container-runtime"},"runc":{}}', ""), True),
+    ((0, '{"runc":{}}', ""), False),
+    ((1, "", "Cannot connect to the Docker daemon"), None),
+])
+def test_live_docker_view(tmp_path, answer, expect):
+    seen = mod.live_engines(EngineHost({"docker": answer}), platform(tmp_path), ["docker"])
+    assert seen["docker"]["nvidia_runtime"] is expect
