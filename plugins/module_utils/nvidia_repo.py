@@ -363,7 +363,7 @@ def parse_fingerprints(text):
     return fprs
 
 
-def choose_key(url, found, wanted):
+def choose_key(url, found, wanted, variable='nvidia_driver_cuda_keyring_fingerprint'):
     """The one key of the file at ``url`` that is trusted as the repository's Signed-By.
 
     With a wanted fingerprint only that key is exported (other keys in the file are dropped
@@ -372,16 +372,16 @@ def choose_key(url, found, wanted):
     if wanted:
         if wanted not in found:
             return {'ok': False, 'error': 'the repository key %s has fingerprint(s) %s, expected %s (set '
-                                          'nvidia_driver_cuda_keyring_fingerprint to the key NVIDIA publishes)'
-                                          % (url, ', '.join(found) or 'none', wanted)}
+                                          '%s to the key NVIDIA publishes)'
+                                          % (url, ', '.join(found) or 'none', wanted, variable)}
         dropped = [f for f in found if f != wanted]
         return {'ok': True, 'fingerprint': wanted, 'dropped': dropped,
                 'reason': 'only %s is exported into the keyring%s' % (
                     wanted, ' (not trusted: %s)' % ', '.join(dropped) if dropped else '')}
     if len(found) != 1:
         return {'ok': False, 'error': 'the repository key file %s carries %d keys (%s) and no fingerprint says which '
-                                      'one signs the repository: set nvidia_driver_cuda_keyring_fingerprint'
-                                      % (url, len(found), ', '.join(found) or 'none')}
+                                      'one signs the repository: set %s'
+                                      % (url, len(found), ', '.join(found) or 'none', variable)}
     return {'ok': True, 'fingerprint': found[0], 'dropped': [],
             'reason': 'the file carries one key, %s (checked by its sha256)' % found[0]}
 

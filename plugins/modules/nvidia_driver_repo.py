@@ -138,57 +138,19 @@ verify:
   type: dict
 """
 
-import hashlib
 import os
 import shutil
 import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import open_url
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils import nvidia_repo as repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.repo_trust import Failure, Host, fetch_key
 
 APT_DIRS = ('sources.list.d', 'preferences.d', 'lists/partial', 'cache/archives/partial')
 DPKG_LOCKS = ('/var/lib/dpkg/lock-frontend', '/var/lib/dpkg/lock', '/var/lib/apt/lists/lock')
 DRIVER_PATTERNS = ('*nvidia*', 'libcuda*', 'nvlsm', 'infiniband-diags')
-
-
-class Failure(Exception):
-    def __init__(self, msg, rc=None, stderr='', stdout=''):
-        super(Failure, self).__init__(msg)
-        self.msg, self.rc, self.stderr, self.stdout = msg, rc, stderr, stdout
-
-
-class Host(object):
-    """The edge: commands, files, downloads."""
-
-    def __init__(self, module):
-        self.module = module
-
-    def run(self, args, check=True, what=None, env=None):
-        environ = {'LC_ALL': 'C', 'LANG': 'C'}
-        environ.update(env or {})
-        rc, out, err = self.module.run_command(args, environ_update=environ)
-        if check and rc != 0:
-            raise Failure('%s failed (rc %s): %s' % (what or ' '.join(args[:3]), rc, (err or out).strip()[-800:]),
-                          rc=rc, stderr=err, stdout=out)
-        return rc, out, err
-
-    def read(self, path):
-        with open(path) as handle:
-            return handle.read()
-
-    def download(self, url, dest):
-        if url.startswith('file://'):
-            shutil.copyfile(url[len('file://'):], dest)
-            return
-        try:
-            resp = open_url(url, timeout=60)
-            with open(dest, 'wb') as handle:
-                shutil.copyfileobj(resp, handle)
-        except Exception as exc:  # pylint: disable=broad-except
-            raise Failure('cannot download the repository key %s: %s' % (url, exc))
 
 
 def lock_probe(host):
@@ -243,36 +205,6 @@ def apt_sources(host):
             if name.endswith(('.list', '.sources')) and os.path.isfile(path):
                 files[path] = host.read(path)
     return repo.parse_sources(files)
-
-
-def fetch_key(host, spec, work):
-    """Download the key once, check sha256 and fingerprint, export only the chosen key."""
-    gpg = host.module.get_bin_path('gpg')
-    if not gpg:
-        raise Failure('gpg is not installed, so the repository key %s cannot be checked; install gpg' % spec['url'])
-    dest = os.path.join(work, 'downloaded.key')
-    host.download(spec['url'], dest)
-    with open(dest, 'rb') as handle:
-        actual = hashlib.sha256(handle.read()).hexdigest()
-    if spec['sha256'] and actual != spec['sha256']:
-        raise Failure('the repository key %s has sha256 %s, expected %s (nvidia_driver_cuda_keyring_checksum)'
-                      % (spec['url'], actual, spec['sha256']))
-    home = tempfile.mkdtemp(prefix='gnupg.', dir=work)
-    env = {'GNUPGHOME': home}
-    dummy, out, dummy2 = host.run([gpg, '--batch', '--no-tty', '--with-colons', '--show-keys', dest],
-                                  what='gpg --show-keys of the repository key', env=env)
-    chosen = repo.choose_key(spec['url'], repo.parse_fingerprints(out), spec['fingerprint'])
-    if not chosen['ok']:
-        raise Failure(chosen['error'])
-    host.run([gpg, '--batch', '--no-tty', '--import', dest], what='gpg --import of the repository key', env=env)
-    dummy, armored, dummy2 = host.run([gpg, '--batch', '--no-tty', '--armor', '--export-options', 'export-clean',
-                                       '--export', chosen['fingerprint']], what='gpg --export', env=env)
-    keyring = os.path.join(work, 'keyring.asc')
-    with open(keyring, 'w') as handle:
-        handle.write(armored)
-    return keyring, {'url': spec['url'], 'sha256': actual, 'fingerprints': [chosen['fingerprint']],
-                     'dropped': chosen['dropped'], 'reason': chosen['reason'], 'content': armored,
-                     'content_sha256': hashlib.sha256(armored.encode()).hexdigest()}
 
 
 def apt_query(host, packages, sources_text=None):

@@ -1,0 +1,298 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Container engine configuration for the NVIDIA runtime: merged, never clobbered.
+
+Pure functions (text in, text out, plus problems and reasons), tested from
+tests/unit/plugins/module_utils/data/container_engines_cases.yml:
+
+- Docker: ``runtimes.nvidia`` (and optionally ``default-runtime``, ``features.cdi``) merged
+  into the user's daemon.json; every other key is kept as it was.
+- containerd: a drop-in of the role's own (config version 2 or 3 paths of the CRI plugin)
+  and the ``imports`` line of the user's main config.toml, edited textually so that the
+  user's comments, order and settings stay; the result must parse and hold the same settings.
+- CRI-O: a drop-in of the role's own under crio.conf.d.
+- /etc/nvidia-container-runtime/config.toml: the package's settings with the user's merged in.
+
+TOML is read with tomllib (Python >= 3.11 on the managed nodes); the role's own files are
+rendered by ``dump_toml``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+try:
+    import tomllib
+    HAS_TOMLLIB = True
+except ImportError:  # Python < 3.11: the module fails naming the requirement
+    tomllib = None
+    HAS_TOMLLIB = False
+
+HEADER = '# Managed by Ansible (gpuops.dlserver.nvidia_container_toolkit): local changes are overwritten.\n'
+CONTAINERD_CRI = {2: 'io.containerd.grpc.v1.cri', 3: 'io.containerd.cri.v1.runtime'}
+CDI_SPEC_DIRS = ['/etc/cdi', '/var/run/cdi']
+
+
+class ConfigError(Exception):
+    """A user file the role cannot merge into (names the file and the problem)."""
+
+
+# --------------------------------------------------------------------------- TOML
+
+_BARE_KEY = re.compile(r'^[A-Za-z0-9_-]+$')
+
+
+def _key(key):
+    return key if _BARE_KEY.match(key) else json.dumps(key)
+
+
+def _value(value):
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return '[' + ', '.join(_value(v) for v in value) + ']'
+    if isinstance(value, dict):
+        return '{' + ', '.join('%s = %s' % (_key(k), _value(v)) for k, v in value.items()) + '}'
+    raise ConfigError('cannot write %r as TOML' % (value,))
+
+
+def dump_toml(data, prefix=()):
+    """TOML text of a dict: scalars and arrays first, then one [table] per nested dict."""
+    lines = []
+    tables = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            tables.append((key, value))
+        else:
+            lines.append('%s = %s' % (_key(key), _value(value)))
+    out = ''
+    if prefix and (lines or not tables):
+        out += '\n[%s]\n' % '.'.join(_key(k) for k in prefix)
+    out += ''.join(line + '\n' for line in lines)
+    for key, value in tables:
+        out += dump_toml(value, prefix + (key,))
+    return out
+
+
+def parse_toml(text, path):
+    if not HAS_TOMLLIB:
+        raise ConfigError('reading %s needs Python 3.11 or newer (tomllib) on the host' % path)
+    try:
+        return tomllib.loads(text)
+    except Exception as exc:  # tomllib.TOMLDecodeError
+        raise ConfigError('%s is not valid TOML: %s' % (path, exc))
+
+
+def deep_merge(base, extra):
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+# --------------------------------------------------------------------------- Docker
+
+def docker_daemon_json(text, path, runtime_path, default_runtime, cdi):
+    """The user's daemon.json with the NVIDIA runtime merged in.
+
+    ``text``: the file's content (None when absent). Returns ``content`` (None when nothing
+    changes), ``changed_keys`` (what the role sets), ``data``.
+    """
+    if text is None or not text.strip():
+        data = {}
+    else:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError('%s is not valid JSON (%s): fix or remove it; the role merges into it and never '
+                              'overwrites it' % (path, exc))
+        if not isinstance(data, dict):
+            raise ConfigError('%s must hold a JSON object, it holds a %s' % (path, type(data).__name__))
+    want = {'runtimes': {'nvidia': {'path': runtime_path, 'args': []}}}
+    if default_runtime:
+        want['default-runtime'] = 'nvidia'
+    if cdi:
+        want['features'] = {'cdi': True}
+    runtimes = data.get('runtimes', {})
+    if not isinstance(runtimes, dict):
+        raise ConfigError('%s: "runtimes" must be a JSON object, it is a %s' % (path, type(runtimes).__name__))
+    if not default_runtime and data.get('default-runtime') == 'nvidia':
+        # The role made nvidia the default earlier and the user no longer wants it.
+        data = dict((k, v) for k, v in data.items() if k != 'default-runtime')
+    merged = deep_merge(data, want)
+    original = json.loads(text) if text and text.strip() else {}
+    changed = sorted(set(k for k in _flat_keys(merged) if _get(merged, k) != _get(original, k))
+                     | set(k for k in _flat_keys(original) if _get(merged, k) is None))
+    if text is not None and merged == original:
+        return {'content': None, 'changed_keys': [], 'data': merged}
+    return {'content': json.dumps(merged, indent=2) + '\n', 'changed_keys': changed, 'data': merged}
+
+
+def docker_keys(default_runtime, cdi):
+    """The daemon.json keys the role manages (the status record)."""
+    return ['runtimes.nvidia'] + (['default-runtime'] if default_runtime else []) + (['features.cdi'] if cdi else [])
+
+
+def _flat_keys(data, prefix=''):
+    for key, value in data.items():
+        name = prefix + key
+        if isinstance(value, dict) and value:
+            yield from _flat_keys(value, name + '.')
+        else:
+            yield name
+
+
+def _get(data, dotted):
+    for part in dotted.split('.'):
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+# --------------------------------------------------------------------------- containerd
+
+def containerd_version(data, path, binary_major):
+    """The config version of the main file (2 or 3), or the one a new file gets."""
+    if data is None:
+        version = 3 if (binary_major or 1) >= 2 else 2
+        return {'value': version, 'reason': '%s does not exist: containerd %s reads version %d'
+                % (path, binary_major or 'of unknown version', version)}
+    version = data.get('version', 1)
+    if version not in CONTAINERD_CRI:
+        raise ConfigError('%s has config version %s; the role knows versions 2 (containerd 1.x) and 3 (containerd '
+                          '2.x). Migrate it first (containerd config migrate)' % (path, version))
+    return {'value': version, 'reason': '%s declares version %d' % (path, version)}
+
+
+def containerd_dropin(version, runtime_path, default_runtime, cdi, user_section=None):
+    """The role's drop-in for config ``version`` (2 or 3).
+
+    containerd replaces a plugin's whole section with the one of an imported file (it does not
+    merge inside a plugin), so the drop-in carries a copy of the user's CRI section of the main
+    file (``user_section``) with the nvidia runtime merged in: the user's sandbox image, registry
+    and runc settings stay in effect. The copy is refreshed from the main file on every run.
+    """
+    cri = CONTAINERD_CRI[version]
+    runtime = {'runtime_type': 'io.containerd.runc.v2', 'privileged_without_host_devices': False,
+               'options': {'BinaryName': runtime_path}}
+    ours = {'containerd': {'runtimes': {'nvidia': runtime}}}
+    if default_runtime:
+        ours['containerd']['default_runtime_name'] = 'nvidia'
+    if cdi:
+        ours['enable_cdi'] = True
+        ours['cdi_spec_dirs'] = list(CDI_SPEC_DIRS)
+    plugin = deep_merge(user_section or {}, ours)
+    note = ('# The CRI section of the main config.toml with the nvidia runtime merged in (containerd replaces\n'
+            '# a plugin\'s whole section from an imported file, so the user\'s settings are carried here).\n')
+    return HEADER + note + dump_toml({'version': version, 'plugins': {cri: plugin}})
+
+
+def missing_settings(user_section, effective_section, prefix=''):
+    """Settings of ``user_section`` (the drop-in's intended CRI section) that ``effective_section``
+    (containerd config dump) lacks or changes."""
+    missing = []
+    for key, value in (user_section or {}).items():
+        name = prefix + key
+        there = (effective_section or {}).get(key) if isinstance(effective_section, dict) else None
+        if isinstance(value, dict):
+            missing.extend(missing_settings(value, there if isinstance(there, dict) else {}, name + '.'))
+        elif there != value:
+            missing.append(name)
+    return missing
+
+
+_IMPORTS_RE = re.compile(r'^imports[ \t]*=[ \t]*\[[^\]]*\]([ \t]*#[^\n]*)?[ \t]*$', re.M)
+_VERSION_RE = re.compile(r'^version\s*=\s*[0-9]+[ \t]*(#[^\n]*)?$', re.M)
+_TABLE_RE = re.compile(r'^\s*\[', re.M)
+
+
+def containerd_main(text, path, import_glob, version):
+    """The user's main config.toml with ``import_glob`` in its top-level ``imports``.
+
+    Only the ``imports`` line is edited (or added after ``version``); comments and every other
+    setting stay byte for byte. The result must parse and hold the same settings.
+    Returns ``content`` (None when nothing changes) and ``reason``.
+    """
+    if text is None:
+        content = HEADER + 'version = %d\nimports = [%s]\n' % (version, json.dumps(import_glob))
+        return {'content': content, 'reason': '%s did not exist: created with the import only' % path}
+    data = parse_toml(text, path)
+    imports = data.get('imports', [])
+    if not isinstance(imports, list):
+        raise ConfigError('%s: "imports" must be an array of paths' % path)
+    if import_glob in imports:
+        return {'content': None, 'reason': '%s already imports %s' % (path, import_glob)}
+    first_table = _TABLE_RE.search(text)
+    top = text[:first_table.start()] if first_table else text
+    new_line = 'imports = [%s]' % ', '.join(json.dumps(i) for i in imports + [import_glob])
+    match = _IMPORTS_RE.search(top)
+    if 'imports' in data and not match:
+        raise ConfigError('%s: the "imports" array is not where the role can edit it (a top-level line '
+                          'imports = [...] before the first table); move it there so that the role can add %s'
+                          % (path, import_glob))
+    if match:
+        content = text[:match.start()] + new_line + (match.group(1) or '') + text[match.end():]
+    else:
+        vmatch = _VERSION_RE.search(top)
+        if vmatch:
+            content = text[:vmatch.end()] + '\n' + new_line + text[vmatch.end():]
+        else:
+            content = new_line + '\n' + text
+    after = parse_toml(content, path)
+    before = dict(data, imports=imports + [import_glob])
+    if after != before:
+        raise ConfigError('%s: adding %s to "imports" would change other settings; add it by hand' % (path, import_glob))
+    return {'content': content, 'reason': '%s now imports %s' % (path, import_glob)}
+
+
+def containerd_dump_has_nvidia(dump_text, version):
+    """Whether ``containerd config dump`` shows the nvidia runtime (the merged result)."""
+    return 'nvidia' in ((containerd_dump_section(dump_text, version).get('containerd') or {}).get('runtimes') or {})
+
+
+def containerd_dump_section(dump_text, version):
+    """The CRI section of ``containerd config dump``."""
+    data = parse_toml(dump_text, 'the output of containerd config dump')
+    return (data.get('plugins') or {}).get(CONTAINERD_CRI[version]) or {}
+
+
+# --------------------------------------------------------------------------- CRI-O
+
+def crio_dropin(runtime_path, default_runtime):
+    runtime = {}
+    if default_runtime:
+        runtime['default_runtime'] = 'nvidia'
+    runtime['runtimes'] = {'nvidia': {'runtime_path': runtime_path, 'runtime_type': 'oci'}}
+    return HEADER + dump_toml({'crio': {'runtime': runtime}})
+
+
+# --------------------------------------------------------------------------- runtime config
+
+def runtime_config(text, path, settings, mode):
+    """/etc/nvidia-container-runtime/config.toml with the user's settings merged in.
+
+    The file belongs to the toolkit package; its settings are kept and the user's
+    (``settings``, plus ``mode`` as nvidia-container-runtime.mode) override them. Returns
+    ``content`` (None when nothing changes) and ``data``.
+    """
+    data = parse_toml(text, path) if text else {}
+    want = dict(settings or {})
+    if mode:
+        want = deep_merge(want, {'nvidia-container-runtime': {'mode': mode}})
+    merged = deep_merge(data, want)
+    if text and merged == data:
+        return {'content': None, 'data': merged}
+    return {'content': HEADER + '# The package\'s settings with nvidia_container_toolkit_runtime_settings merged in.\n'
+            + dump_toml(merged), 'data': merged}

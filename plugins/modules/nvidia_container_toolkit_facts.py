@@ -1,0 +1,398 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: nvidia_container_toolkit_facts
+short_description: Decide and validate the NVIDIA Container Toolkit and container engine configuration of a host
+version_added: 0.1.0
+description:
+  - The decisions of the C(gpuops.dlserver.nvidia_container_toolkit) role, in one round trip per phase
+    (logic in C(plugins/module_utils/container_toolkit.py) and C(plugins/module_utils/container_engines.py)).
+  - C(action=resolve) checks the inputs, refuses a known-vulnerable toolkit version (the collection's table of
+    NVIDIA security bulletins), checks the repository key (C(plugins/module_utils/repo_trust.py), the same code
+    that trusts the CUDA key of C(gpuops.dlserver.nvidia_driver)), reads the engines the host has and their
+    configuration files, computes the merged files and has each engine validate them
+    (C(dockerd --validate --config-file), C(containerd --config <file> config dump)) before anything is written.
+    Every failure names the file or variable to change; nothing on the host changes.
+  - C(action=runtime) merges O(inputs) runtime settings into the toolkit's C(config.toml) (after the packages
+    are installed).
+  - C(action=verify) reads the installed toolkit versions (checked against the table again), the engines'
+    merged configuration and whether a CDI specification exists.
+  - Reads only; the role writes the files. Runs in check mode.
+author:
+  - gpuops.dlserver contributors (@gpuops)
+options:
+  action:
+    description: What to do.
+    type: str
+    required: true
+    choices: [resolve, runtime, verify]
+  inputs:
+    description: The role's converted inputs (the fact C(__nvidia_container_toolkit)).
+    type: dict
+    default: {}
+  platform:
+    description: Paths and names of this platform (the role's C(vars)).
+    type: dict
+    default: {}
+  driver:
+    description: Whether the NVIDIA driver is loaded and why not (from C(gpuops_gpu.driver) and the plan).
+    type: dict
+    default: {}
+  in_container:
+    description: Whether the host is a container guest.
+    type: bool
+    default: false
+  engines:
+    description: The configured engines whose live configuration C(action=verify) reads.
+    type: list
+    elements: str
+    default: []
+  pin:
+    description: The pinned package version pattern (C(1.19.1-*)) C(action=verify) checks the packages against.
+    type: str
+    default: '*'
+requirements:
+  - Python 3.11 or newer on the host (tomllib)
+  - gpg on the host (action resolve)
+notes:
+  - The known-vulnerable versions are data in the collection
+    (C(plugins/module_utils/container_toolkit.py), C(VULNERABILITIES)), each row with its NVIDIA bulletin.
+"""
+
+EXAMPLES = r"""
+- name: Decide and validate before any change
+  gpuops.dlserver.nvidia_container_toolkit_facts:
+    action: resolve
+    inputs: "{{ __nvidia_container_toolkit }}"
+    platform: "{{ __nvidia_container_toolkit_platform }}"
+    driver: {loaded: false, reason: no driver}
+  register: __nvidia_container_toolkit_resolved
+  check_mode: false
+"""
+
+RETURN = r"""
+engines:
+  description: The engines to configure, with the reason.
+  returned: action is resolve
+  type: dict
+  sample: {value: [docker, containerd], reason: the engines installed on the host}
+files:
+  description: The files to write (C(dest), C(content), C(engine), C(validated), C(backup)); only those that change.
+  returned: action is resolve
+  type: list
+  elements: dict
+keyring:
+  description: The repository key, checked, with only the wanted key in C(content) (armored).
+  returned: action is resolve
+  type: dict
+vulnerabilities:
+  description: The verdict on the wanted version (C(refused), C(cves), C(accepted), C(fixed_in), C(reason)).
+  returned: action is resolve
+  type: dict
+installed:
+  description: The installed toolkit packages and their versions, and the verdict on them.
+  returned: always
+  type: dict
+runtime_config:
+  description: The merged content of the toolkit's config.toml (C(null) when unchanged).
+  returned: action is runtime
+  type: str
+verify:
+  description: What the host shows after the run.
+  returned: action is verify
+  type: dict
+problems:
+  description: What is wrong, each naming the file or variable to change.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import fnmatch
+import json
+import os
+import shutil
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils import container_engines as ce
+from ansible_collections.gpuops.dlserver.plugins.module_utils import container_toolkit as ctk
+from ansible_collections.gpuops.dlserver.plugins.module_utils import nvidia_repo as repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.repo_trust import Failure, Host, fetch_key
+
+
+def read(path):
+    if not os.path.isfile(path):
+        return None
+    with open(path) as handle:
+        return handle.read()
+
+
+def installed(host, verdict_accept):
+    rc, out, dummy = host.run(['dpkg-query', '-W', '-f', '${Package}\t${Version}\t${db:Status-Abbrev}\n']
+                              + ctk.PACKAGES, check=False)
+    found = {}
+    for line in out.splitlines():
+        parts = line.split('\t')
+        # db:Status-Abbrev: wanted (i install, h hold, ...), state (i installed), error flag.
+        if len(parts) == 3 and parts[2][1:2] == 'i':
+            found[parts[0]] = parts[1]
+    versions = sorted(set(found.values()))
+    verdicts = dict((v, ctk.vulnerable(v, verdict_accept)) for v in versions)
+    refused = [v for v in versions if verdicts[v]['refused']]
+    return {'packages': found, 'versions': versions, 'verdicts': verdicts, 'refused': refused}
+
+
+def engines_present(host, plat):
+    binaries = {'docker': 'dockerd', 'containerd': 'containerd', 'crio': 'crio'}
+    found = {}
+    for engine, binary in binaries.items():
+        found[engine] = host.module.get_bin_path(binary, opt_dirs=['/usr/sbin', '/usr/local/bin'])
+    return found
+
+
+def containerd_major(host, binary):
+    if not binary:
+        return None
+    dummy, out, dummy2 = host.run([binary, '--version'], check=False)
+    # containerd containerd.io 1.7.24 <commit> / containerd github.com/containerd/containerd 1.7.24~ds1 ...
+    for word in out.split():
+        word = word.lstrip('v')
+        if word[:1].isdigit() and '.' in word:
+            return int(word.split('.')[0])
+    return None
+
+
+def validate_docker(host, dockerd, content, work):
+    path = os.path.join(work, 'daemon.json')
+    with open(path, 'w') as handle:
+        handle.write(content)
+    rc, out, err = host.run([dockerd, '--validate', '--config-file', path], check=False)
+    if rc != 0 and 'unknown flag: --validate' in err + out:
+        # dockerd before 23.0 has no --validate (Debian 12's 20.10): written unvalidated, and said so.
+        return False, 'not validated: this dockerd has no --validate (Docker 23.0 or newer has it)'
+    if rc != 0:
+        raise Failure('dockerd rejects the merged daemon.json (the file is not changed): %s'
+                      % (err or out).strip()[-600:], rc=rc, stderr=err, stdout=out)
+    return True, 'dockerd --validate --config-file accepted it'
+
+
+def validate_containerd(host, binary, main_text, dropin_text, version, work, plat):
+    dropin = os.path.join(work, 'nvidia.toml')
+    with open(dropin, 'w') as handle:
+        handle.write(dropin_text)
+    main = os.path.join(work, 'config.toml')
+    # The candidate main file, importing the candidate drop-in instead of the conf.d glob.
+    text = main_text.replace(json.dumps(plat['containerd_import']), json.dumps(dropin))
+    with open(main, 'w') as handle:
+        handle.write(text)
+    rc, out, err = host.run([binary, '--config', main, 'config', 'dump'], check=False)
+    if rc != 0:
+        raise Failure('containerd rejects the merged configuration (nothing is changed): %s'
+                      % (err or out).strip()[-600:], rc=rc, stderr=err, stdout=out)
+    if not ce.containerd_dump_has_nvidia(out, version):
+        raise Failure('containerd reads the merged configuration but shows no nvidia runtime under %s; nothing is '
+                      'changed' % ce.CONTAINERD_CRI[version])
+    intended = ce.parse_toml(dropin_text, 'the drop-in')['plugins'][ce.CONTAINERD_CRI[version]]
+    lost = ce.missing_settings(intended, ce.containerd_dump_section(out, version))
+    if lost:
+        raise Failure('containerd does not apply these settings of the merged CRI section (%s with the drop-in): '
+                      '%s. Either this containerd does not know them (enable_cdi needs containerd 1.7: set '
+                      'nvidia_container_toolkit_cdi: false) or the merge lost them; nothing is changed'
+                      % (plat['containerd_config'], ', '.join(lost)))
+    return 'containerd --config <candidate> config dump shows the nvidia runtime and every CRI setting of the drop-in'
+
+
+def resolve(module, host):
+    inp, plat = module.params['inputs'], module.params['platform']
+    problems = ctk.input_problems(inp)
+    if problems:
+        return {'problems': problems}
+    verdict = ctk.vulnerable(inp['version'], inp.get('accept_cves'))
+    if verdict['refused']:
+        return {'problems': [ctk.refusal_text(inp['version'], verdict, 'nvidia_container_toolkit_version')],
+                'vulnerabilities': verdict}
+    have = installed(host, inp.get('accept_cves'))
+    present = engines_present(host, plat)
+    engines = ctk.choose_engines(inp.get('engines') or [], present)
+    runtime_path = plat['runtime_path']
+    files, records = [], {}
+    work = tempfile.mkdtemp(prefix='gpuops-ctk.')
+    try:
+        for engine in engines['value']:
+            if engine == 'docker':
+                path = plat['docker_daemon_json']
+                result = ce.docker_daemon_json(read(path), path, runtime_path, inp['default_runtime'], inp['cdi'])
+                # The merged file is validated on every run (a stable record; a user's later edit that
+                # dockerd rejects shows up here too).
+                content = result['content'] if result['content'] is not None else read(path)
+                can, validated = validate_docker(host, present['docker'], content, work) \
+                    if present['docker'] else (False, 'not validated: dockerd is not installed')
+                if result['content'] is not None:
+                    files.append({'dest': path, 'content': result['content'], 'engine': 'docker', 'backup': True,
+                                  'validate': can})
+                records['docker'] = {'file': path, 'keys': ce.docker_keys(inp['default_runtime'], inp['cdi']),
+                                     'validated': validated}
+            elif engine == 'containerd':
+                main = plat['containerd_config']
+                text = read(main)
+                data = ce.parse_toml(text, main) if text is not None else None
+                version = ce.containerd_version(data, main, containerd_major(host, present['containerd']))
+                dropin_path = plat['containerd_dropin']
+                user_section = ((data or {}).get('plugins') or {}).get(ce.CONTAINERD_CRI[version['value']]) or {}
+                dropin = ce.containerd_dropin(version['value'], runtime_path, inp['default_runtime'], inp['cdi'],
+                                              user_section)
+                edited = ce.containerd_main(text, main, plat['containerd_import'], version['value'])
+                changed_dropin = read(dropin_path) != dropin
+                if present['containerd']:
+                    validated = validate_containerd(host, present['containerd'],
+                                                    edited['content'] if edited['content'] is not None else text,
+                                                    dropin, version['value'], work, plat)
+                else:
+                    validated = 'not validated: containerd is not installed'
+                if changed_dropin:
+                    files.append({'dest': dropin_path, 'content': dropin, 'engine': 'containerd', 'backup': False,
+                                  'validate': False})
+                if edited['content'] is not None:
+                    files.append({'dest': main, 'content': edited['content'], 'engine': 'containerd',
+                                  'backup': text is not None, 'validate': False})
+                records['containerd'] = {'file': main, 'dropin': dropin_path, 'version': version['value'],
+                                         'imports': plat['containerd_import'], 'validated': validated}
+            elif engine == 'crio':
+                path = plat['crio_dropin']
+                content = ce.crio_dropin(runtime_path, inp['default_runtime'])
+                if read(path) != content:
+                    files.append({'dest': path, 'content': content, 'engine': 'crio', 'backup': False,
+                                  'validate': False})
+                records['crio'] = {'dropin': path, 'validated': 'not validated: CRI-O reads its drop-ins at start'}
+        keyfile, keyring = fetch_key(host, {
+            'url': inp['keyring_url'], 'sha256': ctk.repo_sha(inp.get('keyring_checksum')),
+            'fingerprint': repo.clean_fingerprint(inp.get('keyring_fingerprint')),
+            'checksum_var': 'nvidia_container_toolkit_keyring_checksum',
+            'fingerprint_var': 'nvidia_container_toolkit_keyring_fingerprint'}, work)
+        del keyfile
+    except ce.ConfigError as exc:
+        return {'problems': [str(exc)]}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    cdi = ctk.cdi_decision(inp['cdi'], module.params['driver'].get('loaded'), module.params['driver'].get('reason'),
+                           module.params['in_container'])
+    smoke = ctk.smoke_decision(inp['smoke_test'], module.params['driver'].get('loaded'), engines['value'],
+                               module.params['in_container'])
+    want = ctk.upstream(inp['version'])
+    pin = inp['version'] if '-' in inp['version'] else inp['version'] + '-*'
+    return {'problems': [], 'vulnerabilities': verdict, 'installed': have, 'engines': engines,
+            'present': dict((k, bool(v)) for k, v in present.items()), 'files': files, 'records': records,
+            'keyring': keyring, 'cdi': cdi, 'smoke': smoke, 'version': want, 'pin': pin,
+            'install': ['%s=%s' % (name, pin) for name in ctk.PACKAGES],
+            'change': any(have['packages'].get(name) is None or ctk.upstream(have['packages'][name]) != want
+                          or ('-' in inp['version'] and have['packages'][name] != inp['version'])
+                          for name in ctk.PACKAGES)}
+
+
+def runtime(module, host):
+    del host
+    inp, plat = module.params['inputs'], module.params['platform']
+    path = plat['runtime_config']
+    try:
+        result = ce.runtime_config(read(path), path, inp.get('runtime_settings') or {}, inp.get('runtime_mode'))
+    except ce.ConfigError as exc:
+        return {'problems': [str(exc)]}
+    return {'problems': [], 'runtime_config': result['content'], 'settings': result['data']}
+
+
+def live_engines(host, plat, engines):
+    """Each configured engine's own view of its configuration: is the nvidia runtime there?"""
+    seen = {}
+    for engine in engines:
+        if engine == 'docker':
+            docker = host.module.get_bin_path('docker')
+            if not docker:
+                seen[engine] = {'nvidia_runtime': None, 'reason': 'the docker CLI is not installed'}
+                continue
+            rc, out, err = host.run([docker, 'info', '--format', '{{json .Runtimes}}'], check=False)
+            # A daemon that is not running is unknown (None), not a failure of the role.
+            seen[engine] = {'nvidia_runtime': '"nvidia"' in out if rc == 0 else None,
+                            'reason': 'docker info lists the runtimes' if rc == 0
+                            else 'not asked: docker info failed (is the daemon running?): %s'
+                            % (err or out).strip()[-300:]}
+        elif engine == 'containerd':
+            binary = host.module.get_bin_path('containerd', opt_dirs=['/usr/sbin', '/usr/local/bin'])
+            text = read(plat['containerd_config'])
+            if not binary:
+                seen[engine] = {'nvidia_runtime': None, 'reason': 'containerd is not installed'}
+                continue
+            rc, out, err = host.run([binary, '--config', plat['containerd_config'], 'config', 'dump'], check=False)
+            data = ce.parse_toml(text, plat['containerd_config']) if text else {}
+            version = data.get('version', 2)
+            seen[engine] = {'nvidia_runtime': (version in ce.CONTAINERD_CRI and ce.containerd_dump_has_nvidia(out, version))
+                            if rc == 0 else None,
+                            'reason': 'containerd config dump of %s' % plat['containerd_config'] if rc == 0
+                            else 'not asked: containerd config dump failed: %s' % (err or out).strip()[-300:]}
+        else:
+            seen[engine] = {'nvidia_runtime': os.path.exists(plat['crio_dropin']),
+                            'reason': 'the drop-in exists (CRI-O is not installed here to ask)'
+                            if not host.module.get_bin_path('crio') else 'the drop-in exists'}
+    return seen
+
+
+def verify(module, host):
+    inp, plat = module.params['inputs'], module.params['platform']
+    have = installed(host, inp.get('accept_cves'))
+    problems = []
+    if have['refused']:
+        problems.extend(ctk.refusal_text(v, have['verdicts'][v], 'installed') for v in have['refused'])
+    pin = module.params['pin']
+    off = dict((n, have['packages'].get(n)) for n in ctk.PACKAGES
+               if not have['packages'].get(n) or not fnmatch.fnmatch(have['packages'][n], pin))
+    if off:
+        problems.append('the toolkit packages are not at the pinned version %s: %s'
+                        % (pin, ', '.join('%s %s' % (n, v or 'not installed') for n, v in sorted(off.items()))))
+    engines = live_engines(host, plat, module.params['engines'])
+    problems.extend('%s does not show the nvidia runtime (%s)' % (e, r['reason'])
+                    for e, r in sorted(engines.items()) if r['nvidia_runtime'] is False)
+    cdi_files = []
+    for directory in ce.CDI_SPEC_DIRS:
+        if os.path.isdir(directory):
+            cdi_files.extend(os.path.join(directory, n) for n in sorted(os.listdir(directory)) if 'nvidia' in n)
+    return {'problems': problems, 'installed': have,
+            'verify': {'installed': have['packages'], 'cdi_specs': cdi_files, 'engines': engines,
+                       'runtime_binary': os.path.exists(plat['runtime_path'])}}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            action=dict(type='str', required=True, choices=['resolve', 'runtime', 'verify']),
+            inputs=dict(type='dict', default={}),
+            platform=dict(type='dict', default={}),
+            driver=dict(type='dict', default={}),
+            in_container=dict(type='bool', default=False),
+            engines=dict(type='list', elements='str', default=[]),
+            pin=dict(type='str', default='*'),
+        ),
+        supports_check_mode=True,
+    )
+    host = Host(module)
+    action = {'resolve': resolve, 'runtime': runtime, 'verify': verify}[module.params['action']]
+    try:
+        result = action(module, host)
+    except Failure as exc:
+        module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
+                         problems=[exc.msg])
+    if result['problems']:
+        module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == '__main__':
+    main()

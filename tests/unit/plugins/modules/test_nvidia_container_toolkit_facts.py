@@ -1,0 +1,149 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpuops.dlserver.nvidia_container_toolkit_facts through main(): refusals before anything is
+read or written (vulnerable version, bad engine, a daemon.json that is not JSON, a containerd
+config of an unknown version: the user's files byte for byte as they were), and a resolve
+with the real key trust code against the repository double's key (real gpg)."""
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpuops.dlserver.plugins.modules import nvidia_container_toolkit_facts as mod
+from module_harness import ExitJson, FailJson
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+USER_DAEMON = {"registry-mirrors": ["https://m.example"], "log-opts": {"max-size": "10m"}}
+
+
+def inputs(**kw):
+    base = {"version": "1.19.1", "accept_cves": [], "repo_url": "file:///nowhere", "keyring_url": "file:///nowhere",
+            "keyring_checksum": "", "keyring_fingerprint": "C95B321B61E88C1809C4F759DDCAE044F796ECB0",
+            "engines": [], "default_runtime": False, "cdi": True, "runtime_mode": "", "runtime_settings": {},
+            "smoke_test": True, "smoke_test_image": "x", "status_file": "/etc/gpuops/nvidia_container_toolkit.json"}
+    base.update(kw)
+    return base
+
+
+def platform(root):
+    return {"runtime_path": "/usr/bin/nvidia-container-runtime",
+            "runtime_config": str(root / "nvidia-container-runtime" / "config.toml"),
+            "docker_daemon_json": str(root / "docker" / "daemon.json"),
+            "containerd_config": str(root / "containerd" / "config.toml"),
+            "containerd_dropin": str(root / "containerd" / "conf.d" / "99-gpuops-nvidia.toml"),
+            "containerd_import": str(root / "containerd" / "conf.d" / "*.toml"),
+            "crio_dropin": str(root / "crio" / "crio.conf.d" / "99-gpuops-nvidia.conf")}
+
+
+def tree_hash(root):
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in sorted(os.walk(root)):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            digest.update(path.encode())
+            with open(path, "rb") as handle:
+                digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def run(args):
+    with patch_module_args(args):
+        with pytest.raises((ExitJson, FailJson)) as exc:
+            mod.main()
+    return exc.type, exc.value.args[0]
+
+
+@pytest.fixture
+def etc(tmp_path):
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "containerd").mkdir()
+    (tmp_path / "docker" / "daemon.json").write_text(json.dumps(USER_DAEMON))
+    (tmp_path / "containerd" / "config.toml").write_text("# mine\nversion = 2\nroot = \"/srv\"\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("inp,expect", [
+    ({"version": "1.17.3"}, ["1.17.3 (nvidia_container_toolkit_version)", "CVE-2025-23359", "CVE-2025-23266",
+                             "nvidia_container_toolkit_version to 1.19.1 or newer", "a_id/5616"]),
+    ({"version": "1.18.2", "accept_cves": ["CVE-2025-23266"]}, ["CVE-2026-24260", "1.19.1"]),
+    ({"engines": ["docker", "podman"]}, ["nvidia_container_toolkit_engines", '"podman"']),
+])
+def test_bad_inputs_fail_before_reading_the_host(etc, inp, expect):
+    before = tree_hash(str(etc))
+    kind, result = run({"action": "resolve", "inputs": inputs(**inp), "platform": platform(etc)})
+    assert kind is FailJson
+    for text in expect:
+        assert text in result["msg"]
+    assert tree_hash(str(etc)) == before
+
+
+@pytest.mark.parametrize("engine,path,content,expect", [
+    ("docker", "docker/daemon.json", '{"log-driver": "journald",', ["daemon.json", "not valid JSON"]),
+    ("containerd", "containerd/config.toml", "# mine\nversion = 1\n", ["config.toml", "version 1", "migrate"]),
+    ("containerd", "containerd/config.toml", "version = 2\n[grpc\n", ["config.toml", "not valid TOML"]),
+])
+def test_user_files_the_role_cannot_merge_are_named_and_left_alone(etc, engine, path, content, expect):
+    (etc / path).write_text(content)
+    before = tree_hash(str(etc))
+    kind, result = run({"action": "resolve", "inputs": inputs(engines=[engine]), "platform": platform(etc)})
+    assert kind is FailJson
+    for text in expect:
+        assert text in result["msg"]
+    assert tree_hash(str(etc)) == before
+
+
+@pytest.mark.skipif(not shutil.which("gpg") or not shutil.which("dpkg-deb"), reason="needs gpg and dpkg-deb")
+def test_resolve_trusts_only_the_double_key_and_plans_the_crio_dropin(etc, tmp_path_factory):
+    spec = importlib.util.spec_from_file_location("build_ctk_repo", os.path.join(REPO, "tests", "doubles",
+                                                                                 "build_ctk_repo.py"))
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    mirror, state = tmp_path_factory.mktemp("mirror"), tmp_path_factory.mktemp("state")
+    built = builder.build(str(mirror), str(state))
+    key = mirror / "apt" / "libnvidia-container" / "stable" / "deb" / "amd64" / "gpgkey"
+    args = {"action": "resolve", "platform": platform(etc),
+            "inputs": inputs(engines=["crio"], keyring_url="file://%s" % key, keyring_fingerprint=built["fingerprint"],
+                             default_runtime=True)}
+    kind, result = run(args)
+    assert kind is ExitJson, result.get("msg")
+    assert result["keyring"]["fingerprints"] == [built["fingerprint"]]
+    assert result["install"] == ["nvidia-container-toolkit=1.19.1-*", "nvidia-container-toolkit-base=1.19.1-*",
+                                 "libnvidia-container-tools=1.19.1-*", "libnvidia-container1=1.19.1-*"]
+    [dropin] = result["files"]
+    assert dropin["dest"].endswith("crio.conf.d/99-gpuops-nvidia.conf") and 'default_runtime = "nvidia"' in dropin["content"]
+    # A wrong fingerprint names the variable; nothing is planned.
+    args["inputs"]["keyring_fingerprint"] = "0" * 40
+    kind, result = run(args)
+    assert kind is FailJson and "nvidia_container_toolkit_keyring_fingerprint" in result["msg"]
+
+
+class EngineHost(object):
+    """docker/containerd answers from a table (the edge of live_engines)."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+        class Module(object):
+            @staticmethod
+            def get_bin_path(name, opt_dirs=None):
+                return "/usr/bin/" + name
+
+        self.module = Module()
+
+    def run(self, args, check=True, what=None, env=None):
+        return self.answers[os.path.basename(args[0])]
+
+
+@pytest.mark.parametrize("answer,expect", [
+    ((0, '{"nvidia":{"path":"/usr/bin/nvidia-container-runtime"},"runc":{}}', ""), True),
+    ((0, '{"runc":{}}', ""), False),
+    ((1, "", "Cannot connect to the Docker daemon"), None),
+])
+def test_live_docker_view(tmp_path, answer, expect):
+    seen = mod.live_engines(EngineHost({"docker": answer}), platform(tmp_path), ["docker"])
+    assert seen["docker"]["nvidia_runtime"] is expect
