@@ -56,3 +56,26 @@ def test_no_reads_of_other_roles_private_vars(role):
                 with open(os.path.join(root, name)) as fh:
                     hit = pattern.search(fh.read())
                 assert not hit, "%s uses another role's private variable %s" % (os.path.join(root, name), hit.group(0))
+
+
+ALL_ROLES = sorted(r for r in os.listdir(ROLES_DIR) if os.path.isfile(os.path.join(ROLES_DIR, r, "meta", "argument_specs.yml")))
+PLUGINS = sorted(os.path.join(kind, f) for kind in ("modules", "filter", "callback", "action")
+                 for f in os.listdir(os.path.join(REPO, "plugins", kind)) if f.endswith(".py") and f != "__init__.py")
+
+
+@pytest.mark.parametrize("role", ALL_ROLES)
+def test_every_role_says_when_it_was_added(role):
+    """A release lists a role as new only from version_added in its main entry point (docs/release.md)."""
+    main = load(os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml"))["argument_specs"]["main"]
+    assert main.get("version_added"), "roles/%s/meta/argument_specs.yml: the main entry point has no version_added" % role
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_every_plugin_says_when_it_was_added(plugin):
+    with open(os.path.join(REPO, "plugins", plugin)) as fh:
+        text = fh.read()
+    if "DOCUMENTATION" not in text:
+        # the action plugin role_inputs is documented by its module stub (plugins/modules/role_inputs.py)
+        assert plugin.startswith("action/"), "plugins/%s has no DOCUMENTATION" % plugin
+        return
+    assert re.search(r"^version_added: ", text, re.M), "plugins/%s: DOCUMENTATION has no version_added" % plugin
