@@ -91,7 +91,8 @@ def main(argv=None):
     except ReleaseError as exc:
         print('release: %s' % exc, file=sys.stderr)
         return 2
-    for cmd in ([args.changelog, 'lint'], [args.changelog, 'release', '--version', args.version]):
+    # --reload-plugins: a plugin cache from an earlier run would miss roles and plugins added since.
+    for cmd in ([args.changelog, 'lint'], [args.changelog, 'release', '--version', args.version, '--reload-plugins']):
         print('+ %s' % ' '.join(cmd))
         rc = subprocess.call(cmd, cwd=args.repo)
         if rc != 0:

@@ -14,14 +14,19 @@ _SPEC.loader.exec_module(release)
 
 @pytest.fixture
 def repo(tmp_path):
+    # An unreleased tree (the state before a release), whatever main's own changelog holds now.
     root = tmp_path / "repo"
-    shutil.copytree(os.path.join(REPO, "changelogs"), str(root / "changelogs"))
+    (root / "changelogs" / "fragments").mkdir(parents=True)
+    shutil.copy(os.path.join(REPO, "changelogs", "config.yaml"), str(root / "changelogs" / "config.yaml"))
+    (root / "changelogs" / "changelog.yaml").write_text("ancestor: null\nreleases: {}\n")
+    (root / "changelogs" / "fragments" / "summary.yml").write_text("release_summary: The first release.\n")
+    (root / "changelogs" / "fragments" / "change.yml").write_text("minor_changes:\n  - role - a change.\n")
     shutil.copytree(os.path.join(REPO, "execution-environment"), str(root / "execution-environment"))
     shutil.copy(os.path.join(REPO, "galaxy.yml"), str(root / "galaxy.yml"))
     return root
 
 
-def test_the_tree_can_release_its_version(repo):
+def test_an_unreleased_tree_can_release_galaxy_yml_s_version(repo):
     version = yaml.safe_load((repo / "galaxy.yml").read_text())["version"]
     release.check(version, str(repo))
 
