@@ -34,7 +34,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MODULE = os.path.join(REPO, 'plugins', 'modules', 'python_stack_env.py')
-SCRIPT = os.path.join(REPO, 'roles', 'python_stack', 'files', 'verify_env.py')
 COLLECTIONS = os.path.join(REPO, '.cache', 'collections')
 SPEC = ['torch==2.13.0', 'numpy', 'lmdb']
 
@@ -73,7 +72,7 @@ def run(installer, mirror, uv, python, work):
         plan, plan_wall = module({'action': 'plan', 'inputs': inputs}, work)
         env = plan['environments'][0]
         env['interpreter'] = python
-        res, wall = module({'action': 'converge', 'environment': env, 'tools': tools, 'verify_script': SCRIPT,
+        res, wall = module({'action': 'converge', 'environment': env, 'tools': tools,
                             'cache_dir': cache}, work)
         rows.append((installer, label, env['action'], round(plan_wall + wall, 1), res.get('seconds', 0.0)))
         return env
@@ -81,7 +80,7 @@ def run(installer, mirror, uv, python, work):
     step('cold', SPEC)
     step('no-op', SPEC)
     env = step('warm', SPEC + ['tqdm'])
-    res, wall = module({'action': 'verify', 'environment': env, 'verify_script': SCRIPT}, work)
+    res, wall = module({'action': 'verify', 'environment': env}, work)
     rows.append((installer, 'verify', res['verification']['summary'], round(wall, 1), res['verification']['seconds']))
     return rows
 

@@ -69,9 +69,6 @@ options:
       - Installer paths, C(uv) (empty for pip), C(conda) (the conda executable, conda backend).
     type: dict
     default: {}
-  verify_script:
-    description: Path of the verification script on the host (the role's C(files/verify_env.py)).
-    type: path
   expect_gpu:
     description: The host has GPUs and a loaded driver, so CUDA must be available inside the environment.
     type: bool
@@ -103,7 +100,6 @@ EXAMPLES = r"""
     action: converge
     environment: "{{ item }}"
     tools: {uv: /opt/gpuops/uv/bin/uv}
-    verify_script: /opt/gpuops/python_stack/verify_env.py
   loop: "{{ __python_stack_plan.environments }}"
 """
 
@@ -156,8 +152,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.dlserver.plugins.module_utils import python_stack as ps
-
-VERIFY_PREFIX = 'GPUOPS-VERIFY '
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_stack_verify import argv as verify_argv
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_stack_verify import parse as _parse_verify
 
 
 def _read_marker(path):
@@ -278,10 +274,8 @@ def _swap(link, target):
     os.rename(tmp, link)
 
 
-def _check_imports(module, res, script, environ):
-    argv = [res['target'] + '/bin/python', script, '--imports-only']
-    for name in res['imports']:
-        argv += ['--import', name]
+def _check_imports(module, res, environ):
+    argv = verify_argv(res['target'] + '/bin/python', res['imports'], imports_only=True)
     rc, out, err = module.run_command(argv, environ_update=environ)
     result = _parse_verify(out)
     if rc != 0:
@@ -290,16 +284,6 @@ def _check_imports(module, res, script, environ):
            if not v.get('ok')]
     if result is None or bad:
         return 'imports failed in the new build: %s' % (', '.join(bad) or 'no result')
-    return None
-
-
-def _parse_verify(out):
-    for line in (out or '').splitlines():
-        if line.startswith(VERIFY_PREFIX):
-            try:
-                return json.loads(line[len(VERIFY_PREFIX):])
-            except ValueError:
-                return None
     return None
 
 
@@ -394,7 +378,7 @@ def do_converge(module):
             for index, argv in enumerate(plan['commands']):
                 what = 'creating the environment' if index == 0 else 'installing the packages'
                 _run_build(module, argv, res, target, '%s (%s)' % (what, plan['installer']), environ)
-            problem = _check_imports(module, res, module.params['verify_script'], environ)
+            problem = _check_imports(module, res, environ)
             if problem:
                 shutil.rmtree(target)
                 module.fail_json(msg='environment %s: %s; the build was removed and the previous environment '
@@ -429,9 +413,7 @@ def do_verify(module):
         if module.check_mode:
             module.exit_json(changed=False, verification={'ok': None, 'summary': 'not built yet (check mode)'})
         module.fail_json(msg='environment %s: %s is not a built environment of the role' % (res['name'], res['link']))
-    argv = [res['link'] + '/bin/python', module.params['verify_script']]
-    for name in res['imports']:
-        argv += ['--import', name]
+    argv = verify_argv(res['link'] + '/bin/python', res['imports'])
     start = time.time()
     rc, out, err = module.run_command(argv, environ_update={'LC_ALL': 'C.UTF-8', 'TF_CPP_MIN_LOG_LEVEL': '2'})
     result = _parse_verify(out)
@@ -456,14 +438,13 @@ def main():
             locks=dict(type='dict', default={}),
             environment=dict(type='dict'),
             tools=dict(type='dict', default={}),
-            verify_script=dict(type='path'),
             expect_gpu=dict(type='bool', default=False),
             keep_builds=dict(type='int', default=1),
             kernel_dir=dict(type='path', default='/usr/local/share/jupyter/kernels'),
             cache_dir=dict(type='path', default=''),
         ),
-        required_if=[('action', 'converge', ['environment', 'verify_script']),
-                     ('action', 'verify', ['environment', 'verify_script']),
+        required_if=[('action', 'converge', ['environment']),
+                     ('action', 'verify', ['environment']),
                      ('action', 'plan', ['inputs'])],
         supports_check_mode=True,
     )

@@ -22,7 +22,7 @@ from ansible_collections.gpuops.dlserver.plugins.modules import python_stack_env
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "python_stack"))
-SCRIPT = os.path.join(ROLE, "files", "verify_env.py")
+
 
 
 def _wheel(directory, name, version):
@@ -80,7 +80,7 @@ def _plan(tmp_path, index, envs, monkeypatch, gpu=None):
 
 
 def _converge(env, **extra):
-    args = {"action": "converge", "environment": env, "verify_script": SCRIPT, "tools": {"uv": ""}}
+    args = {"action": "converge", "environment": env, "tools": {"uv": ""}}
     args.update(extra)
     return _call(args)
 
@@ -146,7 +146,7 @@ def test_build_noop_change_failure_and_handmade(tmp_path, index, monkeypatch):
     assert not (handmade / ps.MARKER).exists()
 
     # verify: the import check of the live environment through the link
-    ok, res = _call({"action": "verify", "environment": new, "verify_script": SCRIPT})
+    ok, res = _call({"action": "verify", "environment": new})
     assert ok, res
     assert res["verification"]["ok"] is True and res["verification"]["imports"]["gpuops_beta"]["version"] == "1.0"
 

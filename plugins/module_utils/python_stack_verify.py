@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Runs INSIDE one environment of gpuops.dlserver.python_stack (with the environment's own
-python) and prints what it saw as one JSON object. It measures; it decides nothing: the
-module python_stack_env judges the result (plugins/module_utils/python_stack.py).
+"""What gpuops.dlserver.python_stack_env runs INSIDE one environment, with the environment's
+own python (``argv()`` below: ``<env>/bin/python -c <this file's source> ...``), printing what it
+saw as one JSON object. It measures; it decides nothing: the module judges the result
+(plugins/module_utils/python_stack.py). It imports nothing of Ansible or the collection, because
+the environment has neither.
 
-    <env>/bin/python verify_env.py [--import MODULE ...] [--imports-only]
+    <env>/bin/python -c "<source>" [--import MODULE ...] [--imports-only]
 
 - every module named with --import is imported (version when it has one);
 - PyTorch, when importable: version, the CUDA it was built for, torch.cuda.is_available(),
@@ -15,12 +17,52 @@ module python_stack_env judges the result (plugins/module_utils/python_stack.py)
 - TensorFlow, when importable: version, the GPU list, and one training step compiled with
   XLA (tf.function(jit_compile=True)), on the GPU when there is one, else on the CPU.
 """
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import argparse
 import importlib
 import json
 import math
+import os
 import sys
 import time
+
+MARKER = 'GPUOPS-VERIFY '
+
+
+def _own_source():
+    """This file's text: from disk, or through its loader (the zip a module is shipped in)."""
+    if os.path.isfile(__file__):
+        with open(__file__, 'rb') as handle:
+            return handle.read().decode('utf-8')
+    return __loader__.get_data(__file__).decode('utf-8')  # noqa: F821 pylint: disable=undefined-variable
+
+
+def argv(python, imports, imports_only=False):
+    """The command that runs this file's measurements with ``python`` (an environment's own).
+
+    The source travels with the module (module_utils are packaged with it), so nothing is copied
+    to the host beside the environments.
+    """
+    cmd = [python, '-c', _own_source()]
+    if imports_only:
+        cmd.append('--imports-only')
+    for name in imports:
+        cmd += ['--import', name]
+    return cmd
+
+
+def parse(out):
+    """The JSON object the measurements printed (after MARKER), or None."""
+    for line in (out or '').splitlines():
+        if line.startswith(MARKER):
+            try:
+                return json.loads(line[len(MARKER):])
+            except ValueError:
+                return None
+    return None
 
 
 def _imports(names):
@@ -125,7 +167,7 @@ def main():
             result['torch'] = _torch()
         if 'tensorflow' in names:
             result['tensorflow'] = _tensorflow()
-    sys.stdout.write('GPUOPS-VERIFY ' + json.dumps(result, sort_keys=True) + '\n')
+    sys.stdout.write(MARKER + json.dumps(result, sort_keys=True) + '\n')
 
 
 if __name__ == '__main__':
