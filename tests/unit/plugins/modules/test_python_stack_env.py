@@ -24,7 +24,6 @@ from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wron
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "python_stack"))
 
 
-
 def _wheel(directory, name, version):
     """A minimal pure-Python wheel whose module ``name`` has ``__version__``."""
     dist = "%s-%s" % (name, version)
