@@ -61,8 +61,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     _link_collection()
-    from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_probe import probe
-    from ansible_collections.gpuops.dlserver.plugins.module_utils.pci import scan_pci
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.gpu_probe import probe
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.pci import scan_pci
 
     work = tempfile.mkdtemp(prefix="gpu_facts_bench.")
     try:

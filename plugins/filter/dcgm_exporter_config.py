@@ -28,7 +28,7 @@ description:
   (C(g)) where the plan enables MIG is an error.
 - In host mode the exporter is pointed at the C(nvidia-dcgm) host engine (C(-r)); in container mode it
   runs with the GPUs passed in and C(SYS_ADMIN) only when profiling is on.
-- The rules are in C(plugins/module_utils/dcgm.py).
+- The rules are in C(plugins/module_utils/monitoring/dcgm.py).
 positional: _input, plan, gpu, platform, strict
 options:
   _input:
@@ -138,8 +138,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.dcgm import decide
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plain import plain
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import decide
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 
 
 def dcgm_exporter_config(inputs, plan, gpu=None, platform=None, strict=True):

@@ -66,8 +66,8 @@ _value:
       type: str
 """
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.dcgm import verify_metrics
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plain import plain
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import verify_metrics
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 
 
 def dcgm_exporter_verify(text, expected):

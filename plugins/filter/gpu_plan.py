@@ -5,7 +5,7 @@
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list). The documentation is below; the rules are in
-plugins/module_utils/gpu_plan.py and docs/hardware-gating.md.
+plugins/module_utils/plan/gpu_plan.py and docs/hardware-gating.md.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -221,8 +221,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plain import plain
-from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_plan import (
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import (
     build_plan,
     format_plan_errors,
 )

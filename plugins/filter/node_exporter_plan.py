@@ -18,7 +18,7 @@ version_added: 0.1.0
 short_description: Check the node_exporter role's inputs and decide how node_exporter is installed and
   run
 description:
-- Every check and decision of the C(gpuops.dlserver.node_exporter) role (C(plugins/module_utils/node_exporter.py))
+- Every check and decision of the C(gpuops.dlserver.node_exporter) role (C(plugins/module_utils/monitoring/node_exporter.py))
   - the listen address, each collector against node_exporter's collector list, the source (upstream release
   with URL and checksum, or the distribution package), paths, service name, command line, and the web
   configuration (TLS, basic auth with bcrypt hashes whose salt derives from the host, user and password,
@@ -68,7 +68,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import node_exporter as _node_exporter
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter as _node_exporter
 
 
 def node_exporter_plan(inputs, platform, host, arch):

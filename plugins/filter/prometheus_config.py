@@ -20,7 +20,7 @@ description:
 - Global intervals and external labels, the rule files (the collection's C(gpuops-gpu.rules.yml) and the
   basenames of C(rules_files), in C(rules_dir)), Prometheus' own job, the jobs C(node_exporter) (scheme,
   basic auth and TLS settings for node_exporter's web configuration) and C(dcgm_exporter) read from the
-  file_sd directory, the user's extra scrape configurations and the Alertmanager targets (C(plugins/module_utils/prometheus_config.py)).
+  file_sd directory, the user's extra scrape configurations and the Alertmanager targets (C(plugins/module_utils/monitoring/prometheus_config.py)).
 - Fails, naming the variable, on a user name without password, relative paths or an extra scrape configuration
   that reuses a job name of the role.
 options:
@@ -46,7 +46,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import prometheus_config as _prometheus
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config as _prometheus
 
 
 def prometheus_config(inputs):

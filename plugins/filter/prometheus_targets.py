@@ -23,7 +23,7 @@ description:
 - A host is a dcgm-exporter target when its hardware plan (C(gpuops_plan)) runs the dcgm_exporter role;
   when the plan of that host is not known in this run, when it is in the given GPU group.
 - Every target carries the label C(node), the inventory name, on which the collection's GPU rules join
-  node_exporter's GPU textfile facts and dcgm-exporter's metrics (C(plugins/module_utils/prometheus_config.py)).
+  node_exporter's GPU textfile facts and dcgm-exporter's metrics (C(plugins/module_utils/monitoring/prometheus_config.py)).
 positional: _input, hosts, dcgm_group
 options:
   _input:
@@ -57,7 +57,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import prometheus_config as _prometheus
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config as _prometheus
 
 
 def prometheus_targets(hostvars, hosts, dcgm_group):

@@ -5,7 +5,7 @@
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the code is
-``plugins/module_utils/reboot.py``.
+``plugins/module_utils/plan/reboot.py``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -58,7 +58,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.reboot import add_request
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.reboot import add_request
 
 
 def reboot_request(current, role, decision):

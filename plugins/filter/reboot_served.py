@@ -5,7 +5,7 @@
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the code is
-``plugins/module_utils/reboot.py``.
+``plugins/module_utils/plan/reboot.py``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -40,7 +40,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.reboot import served
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.reboot import served
 
 
 def reboot_served(current):

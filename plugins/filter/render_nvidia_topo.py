@@ -6,7 +6,7 @@
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the code is
-``plugins/module_utils/nvidia_topo.py``.
+``plugins/module_utils/probe/nvidia_topo.py``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -60,7 +60,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.nvidia_topo import render_nvidia_topo as _render
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import render_nvidia_topo as _render
 
 
 def render_nvidia_topo(topo):

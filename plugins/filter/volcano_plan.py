@@ -5,7 +5,7 @@
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the rules and their sources are in
-``plugins/module_utils/volcano.py``.
+``plugins/module_utils/kubernetes/volcano.py``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,7 +28,7 @@ description:
     resource name, a Volcano release that does not support the cluster's Kubernetes version
     (naming the releases that do), and so on.
   - The compatibility table, the scheduler vocabulary and the Volcano object rules are data in
-    C(plugins/module_utils/volcano.py), with their sources.
+    C(plugins/module_utils/kubernetes/volcano.py), with their sources.
 positional: _input, cluster_info, nodes, crds, daemonsets, hosts, hostvars
 options:
   _input:
@@ -89,8 +89,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plain import plain
-from ansible_collections.gpuops.dlserver.plugins.module_utils.volcano import (
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
+from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano import (
     VolcanoError,
     build_plan,
     daemonsets_from_resources,

@@ -5,7 +5,7 @@
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the rules and their sources are in
-``plugins/module_utils/volcano.py``.
+``plugins/module_utils/kubernetes/volcano.py``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -48,8 +48,8 @@ _value:
   type: dict
 """
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plain import plain
-from ansible_collections.gpuops.dlserver.plugins.module_utils.volcano import (
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
+from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano import (
     smoke_result,
 )
 

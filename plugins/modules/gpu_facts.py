@@ -258,13 +258,13 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_probe import (
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.gpu_probe import (
     NVIDIA_SMI_CHOICES,
     NVML_CHOICES,
     ProbeError,
     probe,
 )
-from ansible_collections.gpuops.dlserver.plugins.module_utils.nvml import DEFAULT_NVML_PATHS
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvml import DEFAULT_NVML_PATHS
 
 
 TIMEOUT_RC = 124

@@ -17,7 +17,7 @@ description:
     on PCI, each GPU's PCIe link and whether it is degraded, the driver, the hardware plan's
     decisions, the reboots gpuops roles left pending and the kernel updates the os_tuning hold
     keeps back - as C(gpuops_*) metrics in Prometheus' text format
-    (C(plugins/module_utils/gpu_textfile.py)).
+    (C(plugins/module_utils/monitoring/gpu_textfile.py)).
   - Writes them atomically (a temporary file in the same directory, then a rename), so that
     node_exporter never reads half a file; the file changes only when a value changed.
   - "Reads on the host: O(reboot_marker) and O(os_tuning_status_file), when they exist."
@@ -86,7 +86,7 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_textfile import parse_reboot_marker, render
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.gpu_textfile import parse_reboot_marker, render
 
 
 def _read(path):

@@ -129,7 +129,7 @@ problems:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuops.dlserver.plugins.module_utils.mirror import (
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror import (
     SUMS_NAME,
     check_artifacts,
     index_mirror,

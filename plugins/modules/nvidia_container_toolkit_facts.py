@@ -14,9 +14,9 @@ short_description: Decide and validate the NVIDIA Container Toolkit and containe
 version_added: 0.1.0
 description:
   - The decisions of the C(gpuops.dlserver.nvidia_container_toolkit) role, in one round trip per phase
-    (logic in C(plugins/module_utils/container_toolkit.py) and C(plugins/module_utils/container_engines.py)).
+    (logic in C(plugins/module_utils/engines/container_toolkit.py) and C(plugins/module_utils/engines/container_engines.py)).
   - C(action=resolve) checks the inputs, refuses a known-vulnerable toolkit version (the collection's table of
-    NVIDIA security bulletins), checks the repository key (C(plugins/module_utils/repo_trust.py), the same code
+    NVIDIA security bulletins), checks the repository key (C(plugins/module_utils/packages/repo_trust.py), the same code
     that trusts the CUDA key of C(gpuops.dlserver.nvidia_driver)), reads the engines the host has and their
     configuration files, computes the merged files and has each engine validate them
     (C(dockerd --validate --config-file), C(containerd --config <file> config dump)) before anything is written.
@@ -64,7 +64,7 @@ requirements:
   - gpg on the host (action resolve)
 notes:
   - The known-vulnerable versions are data in the collection
-    (C(plugins/module_utils/container_toolkit.py), C(VULNERABILITIES)), each row with its NVIDIA bulletin.
+    (C(plugins/module_utils/engines/container_toolkit.py), C(VULNERABILITIES)), each row with its NVIDIA bulletin.
 """
 
 EXAMPLES = r"""
@@ -124,10 +124,10 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import container_engines as ce
-from ansible_collections.gpuops.dlserver.plugins.module_utils import container_toolkit as ctk
-from ansible_collections.gpuops.dlserver.plugins.module_utils import nvidia_repo as repo
-from ansible_collections.gpuops.dlserver.plugins.module_utils.repo_trust import Failure, Host, fetch_key
+from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_engines as ce
+from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit as ctk
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fetch_key
 
 
 def read(path):

@@ -28,7 +28,7 @@ description:
     reports a kernel the install changed or a kernel DKMS did not build for.
   - C(action=verify) compares what the probe saw (C(gpuops_gpu)) and the loaded kernel module with the
     pinned version and the plan's flavour.
-  - Decisions live in C(plugins/module_utils/nvidia_repo.py).
+  - Decisions live in C(plugins/module_utils/packages/nvidia_repo.py).
 author:
   - gpuops.dlserver contributors (@gpuops)
 attributes:
@@ -145,8 +145,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import nvidia_repo as repo
-from ansible_collections.gpuops.dlserver.plugins.module_utils.repo_trust import Failure, Host, fetch_key
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fetch_key
 
 APT_DIRS = ('sources.list.d', 'preferences.d', 'lists/partial', 'cache/archives/partial')
 DPKG_LOCKS = ('/var/lib/dpkg/lock-frontend', '/var/lib/dpkg/lock', '/var/lib/apt/lists/lock')

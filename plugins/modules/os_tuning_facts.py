@@ -14,7 +14,7 @@ short_description: Read what gpuops.dlserver.os_tuning decides on and return its
 version_added: 0.1.0
 description:
   - The one read of the host the C(gpuops.dlserver.os_tuning) role makes, and all its decisions
-    (C(plugins/module_utils/os_tuning.py)) - what is applied live, what the boot loader
+    (C(plugins/module_utils/host/os_tuning.py)) - what is applied live, what the boot loader
     configuration lacks, what waits for a reboot and whether to reboot, the unattended-upgrade
     blacklist, the kernel holds, the kernel updates they keep back, the files and units to
     write, and the status record.
@@ -232,7 +232,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import os_tuning
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
 
 C_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 REQUIRED_INPUTS = ('apply_live', 'sysctl_file', 'limits_file', 'systemd_limits_file', 'status_file',

@@ -151,9 +151,9 @@ import shutil
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuops.dlserver.plugins.module_utils import python_stack as ps
-from ansible_collections.gpuops.dlserver.plugins.module_utils.python_stack_verify import argv as verify_argv
-from ansible_collections.gpuops.dlserver.plugins.module_utils.python_stack_verify import parse as _parse_verify
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack as ps
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.python_stack_verify import argv as verify_argv
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.python_stack_verify import parse as _parse_verify
 
 
 def _read_marker(path):

@@ -240,11 +240,11 @@ def recipe_hash(fingerprint):
 
 
 def _mirror_utils():
-    """The collection's mirror index code (plugins/module_utils/mirror.py): the one
+    """The collection's mirror index code (plugins/module_utils/packages/mirror.py): the one
     SHA256SUMS implementation, shared with gpuops.dlserver.mirror_index."""
     import importlib.util  # pylint: disable=import-outside-toplevel
     spec = importlib.util.spec_from_file_location(
-        "gpuops_mirror_utils", os.path.join(REPO, "plugins", "module_utils", "mirror.py"))
+        "gpuops_mirror_utils", os.path.join(REPO, "plugins", "module_utils", "packages", "mirror.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -13,7 +13,7 @@ is a double is the packaging: upstream builds its own binary, and the tarball ca
 
 Layout: ``<mirror>/files/node_exporter/<version>/node_exporter-<version>.linux-amd64.tar.gz``,
 ``sha256sums.txt`` and ``testdouble.json`` (version, archive, sha256, the .deb it came from);
-the mirror's SHA256SUMS gets their lines (plugins/module_utils/mirror.py). Reproducible
+the mirror's SHA256SUMS gets their lines (plugins/module_utils/packages/mirror.py). Reproducible
 (sorted members, fixed times, gzip without a timestamp): the same .deb gives the same bytes,
 so a second run changes nothing. Prints one JSON line ``{"changed": bool, ...}``.
 """
@@ -41,7 +41,7 @@ MTIME = 1735689600  # 2025-01-01T00:00:00Z
 
 def _mirror_utils():
     spec = importlib.util.spec_from_file_location(
-        "gpuops_mirror_utils", os.path.join(REPO, "plugins", "module_utils", "mirror.py"))
+        "gpuops_mirror_utils", os.path.join(REPO, "plugins", "module_utils", "packages", "mirror.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -14,7 +14,7 @@ the same thing an air-gapped site does on a connected host. Layout in the mirror
     pytorch/whl/cpu/<file>                  download.pytorch.org lays it out)
 
 Set python_stack_pip_index_url to <mirror>/pypi/simple and python_stack_pytorch_index_url to
-<mirror>/pytorch/whl. SHA256SUMS gets a line per file (plugins/module_utils/mirror.py).
+<mirror>/pytorch/whl. SHA256SUMS gets a line per file (plugins/module_utils/packages/mirror.py).
 Idempotent: pip keeps its downloads in --wheel-dir; files are hard-linked when possible.
 Prints one JSON line.
 """

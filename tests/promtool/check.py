@@ -29,8 +29,10 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, ".cache", "collections"))
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import gpu_plan, gpu_probe, gpu_textfile  # noqa: E402
-from ansible_collections.gpuops.dlserver.plugins.module_utils import prometheus_config  # noqa: E402
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import gpu_plan  # noqa: E402
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import gpu_probe  # noqa: E402
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import gpu_textfile  # noqa: E402
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config  # noqa: E402
 import build_sysfs  # noqa: E402
 
 RULES = os.path.join(REPO, "roles", "prometheus", "files", "rules", "gpu.rules.yml")

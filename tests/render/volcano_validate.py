@@ -6,7 +6,7 @@
   Kubernetes' OpenAPI schemas with the pinned kubernetes-validate package, for EACH Kubernetes
   version the pinned Volcano release supports and the package has schemas for;
 - Volcano objects (Queue, Job) against the required fields and enums of the pinned release
-  (plugins/module_utils/volcano.py: validate_volcano_object).
+  (plugins/module_utils/kubernetes/volcano.py: validate_volcano_object).
 
 The inputs are the role's defaults plus a variant with every optional field used; the nodes
 are every host fixture under tests/fixtures/hosts, probed as gpu_facts would probe them.
@@ -30,7 +30,7 @@ sys.path[0:0] = [os.path.join(REPO, '.cache', 'collections'), os.path.join(REPO,
 import kubernetes_validate  # noqa: E402  pylint: disable=wrong-import-position
 from kubernetes_validate.utils import ValidationError  # noqa: E402
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import volcano  # noqa: E402
+from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano  # noqa: E402
 
 DEFAULTS = os.path.join(REPO, 'roles', 'volcano', 'defaults', 'main.yml')
 
@@ -65,7 +65,7 @@ def fixture_hosts():
     """{host: {'gpu': gpuops_gpu, 'facts': {...}}} for every fixture host, probed like gpu_facts does."""
     import build_sysfs  # pylint: disable=import-outside-toplevel
     import fake_pynvml  # pylint: disable=import-outside-toplevel
-    from ansible_collections.gpuops.dlserver.plugins.module_utils.gpu_probe import probe  # noqa
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.gpu_probe import probe  # noqa
     hosts = {}
     saved = sys.modules.get('pynvml')
     base = tempfile.mkdtemp(prefix='volcano-fixtures-')

@@ -9,7 +9,7 @@ import pytest
 
 PREFIX = "/opt/gpuops/envs"
 VERIFY_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                             "plugins", "module_utils", "python_stack_verify.py")
+                             "plugins", "module_utils", "python_env", "python_stack_verify.py")
 STATUS_FILE = "/etc/gpuops/python_stack.json"
 MARKER = ".gpuops-python-stack.json"
 # What each node was given (molecule.yml host_vars), after side_effect's spec change.

@@ -3,7 +3,8 @@ import importlib.util
 import os
 
 from ansible_collections.gpuops.dlserver.plugins.callback.fleet_summary import CallbackModule
-from ansible_collections.gpuops.dlserver.plugins.module_utils import gpu_plan, gpu_probe
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import gpu_plan
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import gpu_probe
 
 HERE = os.path.dirname(__file__)
 FIXTURES = os.path.abspath(os.path.join(HERE, "..", "..", "..", "fixtures"))

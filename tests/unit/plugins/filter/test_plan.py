@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Tests of the gpuops.dlserver.gpu_plan filter (plugins/filter/gpu_plan.py).
 
-The rules themselves are tested table-driven in tests/unit/plugins/module_utils/test_gpu_plan.py;
+The rules themselves are tested table-driven in tests/unit/plugins/module_utils/plan/test_gpu_plan.py;
 here: the filter's error handling, and the filter and its documentation through Ansible's own
 loader (``ansible`` and ``ansible-doc`` in subprocesses).
 """

@@ -16,7 +16,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.dlserver.plugins.filter.parse_nvidia_topo import FilterModule as ParseFilter
 from ansible_collections.gpuops.dlserver.plugins.filter.render_nvidia_topo import FilterModule as RenderFilter
-from ansible_collections.gpuops.dlserver.plugins.module_utils.nvidia_topo import (
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import (
     TopoParseError,
     parse_nvidia_topo,
 )

@@ -1,4 +1,4 @@
-"""gpuops.dlserver.mirror_index: the module around module_utils/mirror.py (the logic has its
+"""gpuops.dlserver.mirror_index: the module around module_utils/packages/mirror.py (the logic has its
 own case tables in tests/unit/plugins/module_utils/)."""
 import hashlib
 

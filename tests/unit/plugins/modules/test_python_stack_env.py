@@ -17,7 +17,7 @@ import pytest
 import yaml
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils import python_stack as ps
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack as ps
 from ansible_collections.gpuops.dlserver.plugins.modules import python_stack_env
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 

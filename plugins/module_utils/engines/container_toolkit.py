@@ -1,0 +1,201 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Decisions of the nvidia_container_toolkit role: versions, known vulnerabilities, inputs.
+
+Small pure functions, each a value plus a reason, tested from YAML case tables
+(tests/unit/plugins/module_utils/data/container_toolkit_*.yml), reached through the module
+gpuops.dlserver.nvidia_container_toolkit_facts.
+
+``VULNERABILITIES`` is the collection's table of the container-escape (and related)
+vulnerabilities NVIDIA published for the NVIDIA Container Toolkit, each with the first release
+that fixes it and the NVIDIA security bulletin that says so. A version below a fix is refused
+(``vulnerable``) unless the user accepts each CVE by name.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
+
+PACKAGES = ['nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
+            'libnvidia-container1']
+ENGINES = ('docker', 'containerd', 'crio')
+VERSION_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?$')
+CVE_RE = re.compile(r'^CVE-[0-9]{4}-[0-9]{4,}$')
+BULLETIN_2024_09 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5582'
+BULLETIN_2025_02 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5616'
+BULLETIN_2025_07 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5659'
+BULLETIN_2026_06 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5850'
+
+# The data: one row per CVE. ``fixed`` is the first NVIDIA Container Toolkit release (all four
+# packages share the version) that is not affected.
+VULNERABILITIES = [
+    {'cve': 'CVE-2024-0132', 'severity': 'critical',
+     'summary': 'time-of-check time-of-use race: a crafted container image escapes to the host '
+                '(container escape; not in CDI mode)',
+     'fixed': '1.16.2', 'source': BULLETIN_2024_09},
+    {'cve': 'CVE-2024-0133', 'severity': 'medium',
+     'summary': 'a crafted container image creates empty files or directories on the host file system',
+     'fixed': '1.16.2', 'source': BULLETIN_2024_09},
+    {'cve': 'CVE-2024-0134', 'severity': 'medium',
+     'summary': 'a crafted container image creates unauthorized files on the host',
+     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+    {'cve': 'CVE-2024-0135', 'severity': 'high',
+     'summary': 'a crafted container image modifies a host binary',
+     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+    {'cve': 'CVE-2024-0136', 'severity': 'high',
+     'summary': 'a crafted container image gains access to host libraries (CUDA forward compatibility)',
+     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+    {'cve': 'CVE-2024-0137', 'severity': 'high',
+     'summary': 'containers can end up in the host network namespace',
+     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+    {'cve': 'CVE-2025-23359', 'severity': 'critical',
+     'summary': 'time-of-check time-of-use race that bypasses the CVE-2024-0132 fix: host directories mounted '
+                'into the container (container escape; not in CDI mode)',
+     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+    {'cve': 'CVE-2025-23266', 'severity': 'critical',
+     'summary': '"NVIDIAScape": the createContainer hook honours LD_PRELOAD of a crafted image, running code '
+                'as root on the host (container escape)',
+     'fixed': '1.17.8', 'source': BULLETIN_2025_07},
+    {'cve': 'CVE-2025-23267', 'severity': 'high',
+     'summary': 'the update-ldcache hook follows links of a crafted image (data tampering, denial of service)',
+     'fixed': '1.17.8', 'source': BULLETIN_2025_07},
+    {'cve': 'CVE-2026-24260', 'severity': 'high',
+     'summary': 'time-of-check time-of-use race (code execution, escalation of privileges, data tampering)',
+     'fixed': '1.19.1', 'source': BULLETIN_2026_06},
+]
+
+
+def upstream(version):
+    """1.17.8 of 1.17.8, 1.17.8-1 and 1.17.8-1+gpuops.testdouble."""
+    return repo.split_version(version)[1] if '-' in version else version
+
+
+def vulnerable(version, accepted=None, table=None):
+    """The known vulnerabilities of ``version`` and whether it is refused.
+
+    ``accepted``: CVE ids the user accepts by name (nvidia_container_toolkit_accept_cves).
+    Returns ``refused`` (bool), ``cves`` (rows that affect the version), ``accepted`` (rows
+    accepted), ``fixed_in`` (the first release that fixes every one of them) and ``reason``.
+    """
+    table = VULNERABILITIES if table is None else table
+    accepted = set(accepted or [])
+    up = upstream(version)
+    rows = [row for row in table if repo.compare_versions(up, row['fixed']) < 0]
+    open_rows = [row for row in rows if row['cve'] not in accepted]
+    fixed_in = None
+    for row in rows:
+        if fixed_in is None or repo.compare_versions(row['fixed'], fixed_in) > 0:
+            fixed_in = row['fixed']
+    if not rows:
+        reason = 'no known vulnerability of the collection\'s table affects %s' % up
+    elif open_rows:
+        reason = ('%s is affected by %s; the first release fixing them is %s'
+                  % (up, ', '.join(r['cve'] for r in open_rows), fixed_in))
+    else:
+        reason = ('%s is affected by %s, each accepted by nvidia_container_toolkit_accept_cves'
+                  % (up, ', '.join(r['cve'] for r in rows)))
+    return {'refused': bool(open_rows), 'cves': rows, 'open': [r['cve'] for r in open_rows],
+            'accepted': [r['cve'] for r in rows if r['cve'] in accepted], 'fixed_in': fixed_in, 'reason': reason}
+
+
+def refusal_text(version, verdict, what):
+    """The failure message for a refused version (``what``: the variable or the installed packages)."""
+    lines = ['%s (%s) is a known-vulnerable NVIDIA Container Toolkit version:' % (upstream(version), what)]
+    for row in verdict['cves']:
+        if row['cve'] in verdict['open']:
+            lines.append('%s (%s, fixed in %s): %s; see %s'
+                         % (row['cve'], row['severity'], row['fixed'], row['summary'], row['source']))
+    lines.append('Set nvidia_container_toolkit_version to %s or newer, or accept each CVE by name in '
+                 'nvidia_container_toolkit_accept_cves' % verdict['fixed_in'])
+    return ' '.join(lines)
+
+
+def repo_sha(checksum):
+    """The hex digest of a ``sha256:<hex>`` (or bare hex) checksum, lower case; '' when unset."""
+    value = (checksum or '').strip().lower()
+    return value[len('sha256:'):] if value.startswith('sha256:') else value
+
+
+def input_problems(inp):
+    """What the argument specification cannot check, each problem naming its variable."""
+    problems = []
+    version = inp.get('version') or ''
+    if not VERSION_RE.match(version):
+        problems.append('nvidia_container_toolkit_version must be a version such as 1.17.8 or a package version '
+                        'such as 1.17.8-1, got "%s"' % version)
+    for name in ('repo_url', 'keyring_url'):
+        value = inp.get(name) or ''
+        if not repo.URL_RE.match(value):
+            problems.append('nvidia_container_toolkit_%s must be an http(s):// or file:// URL, got "%s"'
+                            % (name, value))
+    checksum = inp.get('keyring_checksum') or ''
+    if checksum and not repo.SHA256_RE.match(checksum):
+        problems.append('nvidia_container_toolkit_keyring_checksum must be sha256:<64 hex digits> (or ""), got "%s"'
+                        % checksum)
+    fpr = repo.clean_fingerprint(inp.get('keyring_fingerprint'))
+    if fpr and not repo.FINGERPRINT_RE.match(fpr):
+        problems.append('nvidia_container_toolkit_keyring_fingerprint must be a 40-hex-digit OpenPGP fingerprint '
+                        '(or ""), got "%s"' % inp.get('keyring_fingerprint'))
+    if not fpr and not checksum:
+        problems.append('the key at nvidia_container_toolkit_keyring_url cannot be checked: set '
+                        'nvidia_container_toolkit_keyring_fingerprint or nvidia_container_toolkit_keyring_checksum')
+    unknown = [e for e in inp.get('engines') or [] if e not in ENGINES]
+    if unknown:
+        problems.append('nvidia_container_toolkit_engines: unknown engine(s) %s; use any of %s (or [] for the '
+                        'engines the host has)' % (', '.join('"%s"' % e for e in unknown), ', '.join(ENGINES)))
+    bad = [c for c in inp.get('accept_cves') or [] if not CVE_RE.match(c)]
+    if bad:
+        problems.append('nvidia_container_toolkit_accept_cves: %s is not a CVE id (CVE-YYYY-NNNN)' % ', '.join(bad))
+    settings = inp.get('runtime_settings') or {}
+    for table, values in settings.items():
+        if not isinstance(values, dict):
+            problems.append('nvidia_container_toolkit_runtime_settings.%s must be a table (a dict of settings), '
+                            'got %s' % (table, type(values).__name__))
+    status = inp.get('status_file') or ''
+    if not repo.STATUS_FILE_RE.match(status):
+        problems.append('nvidia_container_toolkit_status_file must be an absolute file path, got "%s"' % status)
+    return problems
+
+
+def choose_engines(wanted, present):
+    """The engines to configure: the user's list, else the ones the host has."""
+    if wanted:
+        missing = [e for e in wanted if not present.get(e)]
+        return {'value': list(wanted),
+                'reason': 'nvidia_container_toolkit_engines%s' % (
+                    ' (not installed yet: %s; their configuration is written, not validated)' % ', '.join(missing)
+                    if missing else '')}
+    found = [e for e in ENGINES if present.get(e)]
+    return {'value': found, 'reason': 'the engines installed on the host' if found
+            else 'no container engine is installed (Docker, containerd, CRI-O) and nvidia_container_toolkit_engines '
+                 'is empty'}
+
+
+def cdi_decision(cdi_wanted, driver_loaded, driver_reason, in_container):
+    """Whether the CDI specification is generated here (nvidia-ctk cdi generate needs a loaded driver)."""
+    if not cdi_wanted:
+        return {'generate': False, 'reason': 'nvidia_container_toolkit_cdi is false'}
+    if in_container:
+        return {'generate': False, 'reason': 'the host is a container guest: the GPUs and the driver are the host\'s'}
+    if not driver_loaded:
+        return {'generate': False, 'reason': 'the NVIDIA driver is not loaded (%s): nvidia-ctk cdi generate needs it; '
+                                             'the refresh units generate the specification once it is' % driver_reason}
+    return {'generate': True, 'reason': 'the NVIDIA driver is loaded'}
+
+
+def smoke_decision(enabled, driver_loaded, engines, in_container):
+    """Whether the smoke test (a GPU container) runs."""
+    if not enabled:
+        return {'run': False, 'reason': 'nvidia_container_toolkit_smoke_test is false'}
+    if in_container:
+        return {'run': False, 'reason': 'the host is a container guest'}
+    if not driver_loaded:
+        return {'run': False, 'reason': 'the NVIDIA driver is not loaded, so no container can see a GPU'}
+    if 'docker' not in engines:
+        return {'run': False, 'reason': 'the smoke test runs through Docker, which is not configured here'}
+    return {'run': True, 'reason': 'the driver is loaded and Docker is configured'}

@@ -1,0 +1,524 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Decisions of the dcgm_exporter role: pure functions, each a value plus a reason.
+
+- ``FIELDS``: the DCGM fields the role knows (name -> Prometheus type, help text). Sources:
+  NVIDIA/dcgm-exporter ``etc/default-counters.csv`` and ``etc/dcp-metrics-included.csv``
+  (field names, types and help texts as the exporter ships them) and DCGM's ``dcgm_fields.h``
+  (``DCGM_FI_DEV_MIG_MODE``, the ECC, retired-page, NVLink error and violation fields). A name
+  outside the table fails in preflight, naming the variable it came from.
+- ``decide(inputs, plan, gpu, platform)``: the counters CSV (profiling ``DCGM_FI_PROF_*`` fields
+  only where the plan says the GPUs support DCGM profiling, each dropped field with its reason),
+  the CUDA major of the DCGM packages, the MIG handling, the exporter's command line (host mode:
+  ``-r <hostengine>`` so that no second host engine starts; container mode: the engine's
+  ``run`` command with the GPUs passed in and ``SYS_ADMIN`` only for profiling), the packages,
+  the repository and the status record. Errors name the variable to change.
+
+The role reaches this through the filter ``gpuops.dlserver.dcgm_exporter_config``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+# name: (Prometheus type, help). Profiling fields are the DCGM_FI_PROF_* names.
+FIELDS = {
+    # Clocks
+    'DCGM_FI_DEV_SM_CLOCK': ('gauge', 'SM clock frequency (in MHz).'),
+    'DCGM_FI_DEV_MEM_CLOCK': ('gauge', 'Memory clock frequency (in MHz).'),
+    'DCGM_FI_DEV_APP_SM_CLOCK': ('gauge', 'SM application clock (in MHz).'),
+    'DCGM_FI_DEV_APP_MEM_CLOCK': ('gauge', 'Memory application clock (in MHz).'),
+    'DCGM_FI_DEV_CLOCK_THROTTLE_REASONS': ('gauge', 'Current clock throttle reasons (bitmask).'),
+    'DCGM_FI_DEV_CLOCKS_EVENT_REASONS': ('gauge', 'Current clock event reasons (bitmask).'),
+    # Temperature
+    'DCGM_FI_DEV_MEMORY_TEMP': ('gauge', 'Memory temperature (in C).'),
+    'DCGM_FI_DEV_GPU_TEMP': ('gauge', 'GPU temperature (in C).'),
+    'DCGM_FI_DEV_SLOWDOWN_TEMP': ('gauge', 'Slowdown temperature threshold (in C).'),
+    'DCGM_FI_DEV_SHUTDOWN_TEMP': ('gauge', 'Shutdown temperature threshold (in C).'),
+    'DCGM_FI_DEV_FAN_SPEED': ('gauge', 'Fan speed (in 0-100%).'),
+    # Power
+    'DCGM_FI_DEV_POWER_USAGE': ('gauge', 'Power draw (in W).'),
+    'DCGM_FI_DEV_POWER_MGMT_LIMIT': ('gauge', 'Power management limit (in W).'),
+    'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION': ('counter', 'Total energy consumption since boot (in mJ).'),
+    'DCGM_FI_DEV_PSTATE': ('gauge', 'Performance state (P-State) 0-15.'),
+    # PCIe
+    'DCGM_FI_DEV_PCIE_TX_THROUGHPUT': ('counter', 'Total number of bytes transmitted through PCIe TX (in KB) '
+                                                  'via NVML.'),
+    'DCGM_FI_DEV_PCIE_RX_THROUGHPUT': ('counter', 'Total number of bytes received through PCIe RX (in KB) via NVML.'),
+    'DCGM_FI_DEV_PCIE_REPLAY_COUNTER': ('counter', 'Total number of PCIe retries.'),
+    'DCGM_FI_DEV_PCIE_LINK_GEN': ('gauge', 'PCIe current link generation.'),
+    'DCGM_FI_DEV_PCIE_LINK_WIDTH': ('gauge', 'PCIe current link width.'),
+    # Utilisation
+    'DCGM_FI_DEV_GPU_UTIL': ('gauge', 'GPU utilization (in %).'),
+    'DCGM_FI_DEV_MEM_COPY_UTIL': ('gauge', 'Memory utilization (in %).'),
+    'DCGM_FI_DEV_ENC_UTIL': ('gauge', 'Encoder utilization (in %).'),
+    'DCGM_FI_DEV_DEC_UTIL': ('gauge', 'Decoder utilization (in %).'),
+    # Errors and violations
+    'DCGM_FI_DEV_XID_ERRORS': ('gauge', 'Value of the last XID error encountered.'),
+    'DCGM_FI_DEV_POWER_VIOLATION': ('counter', 'Throttling duration due to power constraints (in us).'),
+    'DCGM_FI_DEV_THERMAL_VIOLATION': ('counter', 'Throttling duration due to thermal constraints (in us).'),
+    'DCGM_FI_DEV_SYNC_BOOST_VIOLATION': ('counter', 'Throttling duration due to sync-boost constraints (in us).'),
+    'DCGM_FI_DEV_BOARD_LIMIT_VIOLATION': ('counter', 'Throttling duration due to board limit constraints (in us).'),
+    'DCGM_FI_DEV_LOW_UTIL_VIOLATION': ('counter', 'Throttling duration due to low utilization (in us).'),
+    'DCGM_FI_DEV_RELIABILITY_VIOLATION': ('counter', 'Throttling duration due to reliability constraints (in us).'),
+    # Memory
+    'DCGM_FI_DEV_FB_TOTAL': ('gauge', 'Framebuffer memory total (in MiB).'),
+    'DCGM_FI_DEV_FB_FREE': ('gauge', 'Framebuffer memory free (in MiB).'),
+    'DCGM_FI_DEV_FB_USED': ('gauge', 'Framebuffer memory used (in MiB).'),
+    'DCGM_FI_DEV_FB_RESERVED': ('gauge', 'Framebuffer memory reserved (in MiB).'),
+    # ECC
+    'DCGM_FI_DEV_ECC_SBE_VOL_TOTAL': ('counter', 'Total number of single-bit volatile ECC errors.'),
+    'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL': ('counter', 'Total number of double-bit volatile ECC errors.'),
+    'DCGM_FI_DEV_ECC_SBE_AGG_TOTAL': ('counter', 'Total number of single-bit persistent ECC errors.'),
+    'DCGM_FI_DEV_ECC_DBE_AGG_TOTAL': ('counter', 'Total number of double-bit persistent ECC errors.'),
+    # Retired pages
+    'DCGM_FI_DEV_RETIRED_SBE': ('counter', 'Total number of retired pages due to single-bit errors.'),
+    'DCGM_FI_DEV_RETIRED_DBE': ('counter', 'Total number of retired pages due to double-bit errors.'),
+    'DCGM_FI_DEV_RETIRED_PENDING': ('counter', 'Total number of pages pending retirement.'),
+    # Remapped rows
+    'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS': ('counter', 'Number of remapped rows for uncorrectable errors'),
+    'DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS': ('counter', 'Number of remapped rows for correctable errors'),
+    'DCGM_FI_DEV_ROW_REMAP_FAILURE': ('gauge', 'Whether remapping of rows has failed'),
+    'DCGM_FI_DEV_ROW_REMAP_PENDING': ('gauge', 'Whether remapping of rows is pending (a GPU reset is needed).'),
+    # NVLink
+    'DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL': ('counter', 'Total number of NVLink flow-control CRC errors.'),
+    'DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL': ('counter', 'Total number of NVLink data CRC errors.'),
+    'DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL': ('counter', 'Total number of NVLink retries.'),
+    'DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL': ('counter', 'Total number of NVLink recovery errors.'),
+    'DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL': ('counter', 'Total number of NVLink bandwidth counters for all lanes'),
+    # Virtualisation, MIG, identity
+    'DCGM_FI_DEV_VGPU_LICENSE_STATUS': ('gauge', 'vGPU License status'),
+    'DCGM_FI_DEV_MIG_MODE': ('gauge', 'MIG mode of the GPU (1 enabled and 0 disabled).'),
+    'DCGM_FI_DEV_MIG_MAX_SLICES': ('gauge', 'Maximum number of MIG slices of the GPU.'),
+    'DCGM_FI_DEV_COUNT': ('gauge', 'Number of devices on the node.'),
+    'DCGM_FI_DRIVER_VERSION': ('label', 'Driver version.'),
+    # Profiling (DCP): data-centre and workstation GPUs of Volta and newer
+    'DCGM_FI_PROF_GR_ENGINE_ACTIVE': ('gauge', 'Ratio of time the graphics engine is active.'),
+    'DCGM_FI_PROF_SM_ACTIVE': ('gauge', 'The ratio of cycles an SM has at least 1 warp assigned.'),
+    'DCGM_FI_PROF_SM_OCCUPANCY': ('gauge', 'The ratio of number of warps resident on an SM.'),
+    'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE': ('gauge', 'Ratio of cycles the tensor (HMMA) pipe is active.'),
+    'DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE': ('gauge', 'Ratio of cycles the tensor HMMA pipe is active.'),
+    'DCGM_FI_PROF_DRAM_ACTIVE': ('gauge', 'Ratio of cycles the device memory interface is active sending or '
+                                          'receiving data.'),
+    'DCGM_FI_PROF_PIPE_FP64_ACTIVE': ('gauge', 'Ratio of cycles the fp64 pipes are active.'),
+    'DCGM_FI_PROF_PIPE_FP32_ACTIVE': ('gauge', 'Ratio of cycles the fp32 pipes are active.'),
+    'DCGM_FI_PROF_PIPE_FP16_ACTIVE': ('gauge', 'Ratio of cycles the fp16 pipes are active.'),
+    'DCGM_FI_PROF_PCIE_TX_BYTES': ('gauge', 'The rate of data transmitted over the PCIe bus - including both '
+                                            'protocol headers and data payloads - in bytes per second.'),
+    'DCGM_FI_PROF_PCIE_RX_BYTES': ('gauge', 'The rate of data received over the PCIe bus - including both '
+                                            'protocol headers and data payloads - in bytes per second.'),
+    'DCGM_FI_PROF_NVLINK_TX_BYTES': ('gauge', 'The rate of data transmitted over NVLink (not including protocol '
+                                              'headers) in bytes per second.'),
+    'DCGM_FI_PROF_NVLINK_RX_BYTES': ('gauge', 'The rate of data received over NVLink (not including protocol '
+                                              'headers) in bytes per second.'),
+}
+
+PROFILING_PREFIX = 'DCGM_FI_PROF_'
+TYPES = ('gauge', 'counter', 'label')
+MODES = ('host', 'container')
+GPU_ACCESS = ('gpus', 'runtime', 'cdi')
+ENGINES = ('docker', 'podman')
+CUDA_MAJORS = ('11', '12', '13')
+# Driver branch from which each CUDA major's DCGM packages work (CUDA's minimum drivers).
+CUDA_MIN_BRANCH = (('13', 580), ('12', 525), ('11', 450))
+CONTAINER_NAME = 'dcgm-exporter'
+CONTAINER_CSV = '/etc/dcgm-exporter/gpuops-counters.csv'
+
+_ADDRESS_RE = re.compile(r'^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]*):(?P<port>\d{1,5})$')
+_DEVICES_RE = re.compile(r'^(f|[gi](:\d+(-\d+)?(,\d+(-\d+)?)*)?)$')
+_NAME_RE = re.compile(r'^DCGM_FI_[A-Z0-9_]+$')
+
+
+def _err(variable, message):
+    return {'variable': variable, 'message': '%s: %s' % (variable, message)}
+
+
+def check_address(value, variable):
+    """None when ``value`` is ``[host]:port`` with a port 1-65535, else an error naming ``variable``."""
+    match = _ADDRESS_RE.match(value if isinstance(value, str) else '')
+    if not match or not 0 < int(match.group('port')) < 65536:
+        return _err(variable, '%r is not a listen address of the form [HOST]:PORT (":9400", "127.0.0.1:9400", '
+                              '"[::1]:9400") with a port from 1 to 65535' % (value,))
+    return None
+
+
+def parse_counter(entry, variable):
+    """One counters entry (a field name, or a dict with name/type/help) -> (counter, error)."""
+    if isinstance(entry, str):
+        entry = {'name': entry}
+    if not isinstance(entry, dict) or not isinstance(entry.get('name'), str):
+        return None, _err(variable, 'each entry is a DCGM field name or a dictionary with name (and optional '
+                                    'type and help), got %r' % (entry,))
+    unknown_keys = sorted(set(entry) - set(('name', 'type', 'help')))
+    if unknown_keys:
+        return None, _err(variable, 'entry %s has unknown keys %s (allowed: name, type, help)'
+                          % (entry['name'], ', '.join(unknown_keys)))
+    name = entry['name'].strip()
+    if not _NAME_RE.match(name) or name not in FIELDS:
+        close = sorted(f for f in FIELDS if name and (name[8:] in f or f[8:] in name))[:3] if name else []
+        hint = ' (did you mean %s?)' % ', '.join(close) if close else ''
+        return None, _err(variable, '%r is not a DCGM field known to this collection%s. Known fields are listed in '
+                                    'plugins/module_utils/monitoring/dcgm.py (FIELDS)' % (name, hint))
+    ftype, fhelp = FIELDS[name]
+    ctype = entry.get('type') or ftype
+    if ctype not in TYPES:
+        return None, _err(variable, 'type of %s is %r; allowed: %s' % (name, ctype, ', '.join(TYPES)))
+    chelp = entry.get('help') if entry.get('help') is not None else fhelp
+    if not isinstance(chelp, str) or ',' in chelp or '\n' in chelp:
+        return None, _err(variable, 'help of %s must be one line of text without commas (the CSV separator)' % name)
+    return {'name': name, 'type': ctype, 'help': chelp.strip(), 'source': variable}, None
+
+
+def verify_url(address):
+    """The URL verify reads: the listen address, with a wildcard host replaced by loopback."""
+    match = _ADDRESS_RE.match(address or '')
+    if not match:
+        return None
+    host = match.group('host')
+    if host in ('', '0.0.0.0'):
+        host = '127.0.0.1'
+    elif host == '[::]':
+        host = '[::1]'
+    return 'http://%s:%s/metrics' % (host, match.group('port'))
+
+
+def render_csv(counters, header):
+    """The collectors file dcgm-exporter reads with -f (``FIELD, type, help`` per line)."""
+    lines = ['# %s' % line for line in header.splitlines()]
+    lines.append('# Format: DCGM field, Prometheus metric type, help message')
+    lines.extend('%s, %s, %s' % (c['name'], c['type'], c['help']) for c in counters)
+    return '\n'.join(lines) + '\n'
+
+
+def decide_cuda_major(requested, gpu):
+    """CUDA major of the DCGM packages (datacenter-gpu-manager-4-cuda<major>)."""
+    if requested != 'auto':
+        return {'value': requested, 'reason': 'dcgm_exporter_cuda_major is %s' % requested}
+    driver = (gpu or {}).get('driver') or {}
+    cuda = driver.get('cuda_version')
+    if cuda:
+        major = str(cuda).split('.', 1)[0]
+        if major in CUDA_MAJORS:
+            return {'value': major, 'reason': 'the loaded driver supports CUDA %s' % cuda}
+    version = driver.get('version')
+    if version:
+        try:
+            branch = int(str(version).split('.', 1)[0])
+        except ValueError:
+            branch = None
+        if branch is not None:
+            for major, low in CUDA_MIN_BRANCH:
+                if branch >= low:
+                    return {'value': major, 'reason': 'driver %s (branch %d) runs CUDA %s' % (version, branch, major)}
+    return {'value': '12', 'reason': 'the driver version is not known here (not loaded): CUDA 12 packages, which '
+                                     'every driver from R525 on runs; set dcgm_exporter_cuda_major to choose'}
+
+
+def _gather_counters(inputs, profiling, mig_capable, errors):
+    kept, dropped, seen = [], [], set()
+    groups = (('dcgm_exporter_counters', inputs.get('counters') or []),
+              ('dcgm_exporter_profiling_counters', inputs.get('profiling_counters') or []),
+              ('dcgm_exporter_counters_extra', inputs.get('counters_extra') or []))
+    for variable, entries in groups:
+        if not isinstance(entries, list):
+            errors.append(_err(variable, 'must be a list'))
+            continue
+        for entry in entries:
+            counter, error = parse_counter(entry, variable)
+            if error:
+                errors.append(error)
+                continue
+            if variable == 'dcgm_exporter_profiling_counters' and not counter['name'].startswith(PROFILING_PREFIX):
+                errors.append(_err(variable, '%s is not a profiling (DCGM_FI_PROF_*) field; list it in '
+                                             'dcgm_exporter_counters_extra' % counter['name']))
+                continue
+            if counter['name'] in seen:
+                continue
+            seen.add(counter['name'])
+            if counter['name'].startswith(PROFILING_PREFIX) and not profiling['value']:
+                dropped.append({'name': counter['name'], 'source': variable,
+                                'reason': 'DCGM profiling is off on this host: %s' % profiling['reason']})
+                continue
+            kept.append(counter)
+    if mig_capable and 'DCGM_FI_DEV_MIG_MODE' not in seen:
+        kept.append({'name': 'DCGM_FI_DEV_MIG_MODE', 'type': 'gauge', 'help': FIELDS['DCGM_FI_DEV_MIG_MODE'][1],
+                     'source': 'MIG-capable GPUs (the plan)'})
+    return kept, dropped
+
+
+def _decide_mig(inputs, plan, errors):
+    mig = plan.get('mig') or {}
+    capable = list(mig.get('capable_gpus') or [])
+    devices = inputs.get('devices', 'f')
+    if not isinstance(devices, str) or not _DEVICES_RE.match(devices):
+        errors.append(_err('dcgm_exporter_devices', '%r is not a device selection of dcgm-exporter: f, g, i, '
+                                                    'g:0,1 or i:0-3' % (devices,)))
+    if not capable:
+        return {'capable_gpus': [], 'reason': 'no MIG-capable GPU: GPUs are reported as whole devices'}
+    if mig.get('mode') == 'enabled' and isinstance(devices, str) and devices.startswith('g'):
+        errors.append(_err('dcgm_exporter_devices', 'is %s, but nvidia_driver_mig_mode enables MIG on %d GPU(s): '
+                                                    'in MIG mode dcgm-exporter reports GPU instances only, so use f '
+                                                    'or i' % (devices, len(capable))))
+    reason = ('%d MIG-capable GPU(s): DCGM_FI_DEV_MIG_MODE is exported, and with devices %s GPU instances are '
+              'reported separately (labels GPU_I_ID, GPU_I_PROFILE) where MIG is enabled' % (len(capable), devices))
+    return {'capable_gpus': capable, 'reason': reason}
+
+
+def _host_args(inputs, csv_path):
+    return ['-f', csv_path, '-a', inputs['listen_address'], '-c', str(inputs['collect_interval_ms']),
+            '-d', inputs['devices'], '-r', inputs['hostengine_address']]
+
+
+def _container_command(inputs, profiling, csv_path):
+    engine = inputs['container_engine']
+    image = '%s/%s:%s' % (inputs['image_registry'].rstrip('/'), inputs['image_name'], inputs['image_tag'])
+    gpu_args = {'gpus': ['--gpus', 'all'],
+                'runtime': ['--runtime', 'nvidia', '--env', 'NVIDIA_VISIBLE_DEVICES=all'],
+                'cdi': ['--device', 'nvidia.com/gpu=all']}[inputs['container_gpu_access']]
+    caps = ['SYS_ADMIN'] if profiling['value'] else []
+    argv = ['/usr/bin/%s' % engine, 'run', '--rm', '--name', CONTAINER_NAME, '--network', 'host', '--pull', 'never',
+            '--read-only', '--security-opt', 'no-new-privileges', '--cap-drop', 'ALL']
+    for cap in caps:
+        argv += ['--cap-add', cap]
+    argv += gpu_args
+    argv += ['--volume', '%s:%s:ro' % (csv_path, CONTAINER_CSV), image,
+             '-f', CONTAINER_CSV, '-a', inputs['listen_address'], '-c', str(inputs['collect_interval_ms']),
+             '-d', inputs['devices']]
+    return {'image': image, 'argv': argv, 'capabilities': caps,
+            'engine': engine,
+            'stop': ['/usr/bin/%s' % engine, 'rm', '--force', CONTAINER_NAME],
+            'capabilities_reason': ('SYS_ADMIN: the embedded host engine reads profiling (DCP) counters'
+                                    if caps else 'no capability: profiling is off, nothing needs SYS_ADMIN')}
+
+
+def _packages(inputs, cuda):
+    names = ['datacenter-gpu-manager-4-core', 'datacenter-gpu-manager-4-cuda%s' % cuda['value']]
+    if inputs.get('dcgm_proprietary'):
+        names += ['datacenter-gpu-manager-4-proprietary', 'datacenter-gpu-manager-4-proprietary-cuda%s'
+                  % cuda['value']]
+    version = inputs.get('dcgm_version') or ''
+    pinned = ['%s=%s' % (n, version) if version else n for n in names]
+    exporter = inputs.get('exporter_package') or ''
+    if exporter:
+        pinned.append(exporter)
+    return pinned
+
+
+def _repository(inputs, repo_url, key_url):
+    key_path = '/etc/apt/keyrings/gpuops-dcgm.%s' % ('gpg' if key_url.endswith('.gpg') else 'asc')
+    sources = ('# Managed by Ansible (gpuops.dlserver.dcgm_exporter): local changes are overwritten.\n'
+               'Types: deb\nURIs: %s\nSuites: /\nSigned-By: %s\n' % (repo_url, key_path))
+    return {'manage': bool(inputs.get('repo_manage')), 'url': repo_url, 'key_url': key_url, 'key_path': key_path,
+            'fingerprint': re.sub(r'\s', '', str(inputs.get('repo_key_fingerprint') or '')).upper(),
+            'sources_file': '/etc/apt/sources.list.d/gpuops-dcgm.sources', 'sources': sources}
+
+
+def decide(inputs, plan, gpu=None, platform=None):
+    """Everything the role does, from its typed inputs and the host's plan.
+
+    ``inputs``: the role's variables without the prefix (``__dcgm_exporter``); ``plan``:
+    ``gpuops_plan``; ``gpu``: ``gpuops_gpu``; ``platform``: ``repo_name`` (``debian12``),
+    ``repo_arch`` (``x86_64``), ``config_dir``.
+    """
+    platform = platform or {}
+    errors = []
+    roles = (plan.get('roles') or {}).get('dcgm_exporter') or {}
+    run = bool(roles.get('run'))
+    reason = roles.get('reason') or 'the plan has no dcgm_exporter decision'
+    dcgm = plan.get('dcgm') or {}
+    prof = dcgm.get('profiling') or {}
+    profiling = {'value': bool(prof.get('value')), 'reason': prof.get('reason') or 'the plan says nothing',
+                 'supported_gpus': list(prof.get('supported_gpus') or [])}
+
+    mode = inputs.get('mode')
+    if mode not in MODES:
+        errors.append(_err('dcgm_exporter_mode', '%r; allowed: %s' % (mode, ', '.join(MODES))))
+    for variable, key in (('dcgm_exporter_listen_address', 'listen_address'),
+                          ('dcgm_exporter_hostengine_address', 'hostengine_address')):
+        error = check_address(inputs.get(key), variable)
+        if error:
+            errors.append(error)
+    interval = inputs.get('collect_interval_ms')
+    if not isinstance(interval, int) or isinstance(interval, bool) or interval < 100:
+        errors.append(_err('dcgm_exporter_collect_interval_ms', 'must be an integer of at least 100 (milliseconds), '
+                                                                'got %r' % (interval,)))
+    cuda_requested = str(inputs.get('cuda_major', 'auto'))
+    if cuda_requested not in CUDA_MAJORS + ('auto',):
+        errors.append(_err('dcgm_exporter_cuda_major',
+                           '%r; allowed: auto, %s' % (cuda_requested, ', '.join(CUDA_MAJORS))))
+        cuda_requested = 'auto'
+    if mode == 'container':
+        for key, allowed in (('container_engine', ENGINES), ('container_gpu_access', GPU_ACCESS)):
+            if inputs.get(key) not in allowed:
+                errors.append(_err('dcgm_exporter_' + key, '%r; allowed: %s' % (inputs.get(key), ', '.join(allowed))))
+        for key in ('image_registry', 'image_name', 'image_tag'):
+            if not inputs.get(key) or not isinstance(inputs.get(key), str) or ' ' in inputs.get(key):
+                errors.append(_err('dcgm_exporter_' + key, 'must be a non-empty string without spaces'))
+
+    if mode == 'host' and inputs.get('repo_manage'):
+        fingerprint = re.sub(r'\s', '', str(inputs.get('repo_key_fingerprint') or ''))
+        if not re.match(r'^[0-9A-Fa-f]{40}$', fingerprint):
+            errors.append(_err('dcgm_exporter_repo_key_fingerprint', 'must be the 40 hex digits of the OpenPGP '
+                                                                     'fingerprint of the repository key'))
+        if not re.match(r'^(https?|file)://', str(inputs.get('repo_base_url') or '')):
+            errors.append(_err('dcgm_exporter_repo_base_url', 'must be an http(s):// or file:// URL, got %r'
+                               % (inputs.get('repo_base_url'),)))
+    mig = _decide_mig(inputs, plan, errors)
+    counters, dropped = _gather_counters(inputs, profiling, bool(mig['capable_gpus']), errors)
+    if not counters and not errors:
+        errors.append(_err('dcgm_exporter_counters', 'no field is left to export on this host (every field listed '
+                                                     'was dropped); add fields that are not DCGM_FI_PROF_*'))
+    cuda = decide_cuda_major(cuda_requested, gpu)
+
+    config_dir = platform.get('config_dir') or '/etc/dcgm-exporter'
+    csv_path = '%s/gpuops-counters.csv' % config_dir
+    header = ('Managed by Ansible (gpuops.dlserver.dcgm_exporter): local changes are overwritten.\n'
+              'Set dcgm_exporter_counters, dcgm_exporter_profiling_counters or dcgm_exporter_counters_extra instead.')
+    result = {
+        'ok': not errors,
+        'errors': errors,
+        'run': run,
+        'reason': reason,
+        'mode': mode,
+        'profiling': profiling,
+        'mig': mig,
+        'cuda_major': cuda,
+        'counters': counters,
+        'dropped': dropped,
+        'metric_names': [c['name'] for c in counters],
+        'csv_path': csv_path,
+        'csv': render_csv(counters, header) if not errors else '',
+        'hostengine': None,
+        'status_listen': inputs.get('listen_address'),
+        'verify_url': verify_url(inputs.get('listen_address')) if not errors else None,
+        'unit': '',
+        'container': None,
+        'exec_start': [],
+        'packages': [],
+        'repository': None,
+    }
+    if errors or not run:
+        result['status'] = status(result)
+        return result
+    if mode == 'host':
+        base = (inputs.get('repo_base_url') or '').rstrip('/')
+        repo_url = '%s/%s/%s/' % (base, platform.get('repo_name', ''), platform.get('repo_arch', ''))
+        key_url = inputs.get('repo_key_url') or (repo_url + (inputs.get('repo_key_name') or ''))
+        result.update({
+            'exec_start': [inputs['binary']] + _host_args(inputs, csv_path),
+            'packages': _packages(inputs, cuda),
+            'hostengine': {'service': 'nvidia-dcgm', 'address': inputs['hostengine_address'],
+                           'reason': 'the exporter connects to the nvidia-dcgm host engine (-r %s) instead of '
+                                     'starting an embedded one' % inputs['hostengine_address']},
+            'repository': _repository(inputs, repo_url, key_url),
+        })
+    else:
+        container = _container_command(inputs, profiling, csv_path)
+        result.update({'container': container, 'exec_start': container['argv']})
+    result['unit'] = render_unit(result)
+    result['status'] = status(result)
+    return result
+
+
+_SAFE_ARG = re.compile(r"^[A-Za-z0-9_./:=,@+%$\[\]-]+$")
+
+# Host mode: the exporter only talks to the host engine over TCP and serves HTTP, so it runs
+# as a transient user with no capability, no device and a read-only view of the system.
+_HOST_SANDBOX = (
+    'DynamicUser=yes', 'NoNewPrivileges=yes', 'CapabilityBoundingSet=', 'AmbientCapabilities=',
+    'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes', 'PrivateDevices=yes',
+    'ProtectKernelTunables=yes', 'ProtectKernelModules=yes', 'ProtectKernelLogs=yes', 'ProtectControlGroups=yes',
+    'ProtectClock=yes', 'ProtectHostname=yes', 'RestrictNamespaces=yes', 'RestrictRealtime=yes',
+    'RestrictSUIDSGID=yes', 'LockPersonality=yes', 'SystemCallArchitectures=native',
+    'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX', 'UMask=0077',
+)
+
+
+def systemd_quote(arg):
+    """One argument of an Exec*= line: specifiers (%) and variables ($) escaped, quoted when needed."""
+    text = str(arg).replace('%', '%%').replace('$', '$$')
+    if _SAFE_ARG.match(text):
+        return text
+    return '"%s"' % text.replace('\\', '\\\\').replace('"', '\\"')
+
+
+def render_unit(result):
+    """The systemd unit of the exporter (dcgm-exporter.service) for ``result`` of decide()."""
+    header = '# Managed by Ansible (gpuops.dlserver.dcgm_exporter): local changes are overwritten.'
+    exec_start = 'ExecStart=' + ' '.join(systemd_quote(a) for a in result['exec_start'])
+    if result['mode'] == 'host':
+        unit = ['[Unit]', 'Description=NVIDIA DCGM exporter on %s (host engine %s)'
+                % (result['status_listen'], result['hostengine']['address']),
+                'Documentation=https://docs.nvidia.com/datacenter/cloud-native/gpu-telemetry/latest/dcgm-exporter.html',
+                'Requires=nvidia-dcgm.service', 'After=network-online.target nvidia-dcgm.service',
+                'Wants=network-online.target', '', '[Service]', 'Type=simple', exec_start,
+                'Restart=on-failure', 'RestartSec=5']
+        unit += list(_HOST_SANDBOX)
+    else:
+        container = result['container']
+        engine = container['engine']
+        needs = ['Requires=docker.service', 'After=network-online.target docker.service'] if engine == 'docker' \
+            else ['After=network-online.target']
+        stop = ' '.join(systemd_quote(a) for a in container['stop'])
+        unit = ['[Unit]', 'Description=NVIDIA DCGM exporter on %s (container %s)'
+                % (result['status_listen'], container['image']),
+                'Documentation=https://docs.nvidia.com/datacenter/cloud-native/gpu-telemetry/latest/dcgm-exporter.html',
+                'Wants=network-online.target'] + needs
+        unit += ['', '[Service]', 'Type=simple', 'ExecStartPre=-' + stop, exec_start, 'ExecStop=' + stop,
+                 'Restart=on-failure', 'RestartSec=5', 'TimeoutStartSec=120']
+    unit += ['', '[Install]', 'WantedBy=multi-user.target']
+    return header + '\n' + '\n'.join(unit) + '\n'
+
+
+def verify_metrics(text, expected):
+    """Compare what the exporter served (Prometheus text) with the fields of the counters file.
+
+    Every metric named ``DCGM_FI_*`` that was served must be in ``expected``; at least one must be
+    served. Fields a GPU does not support are not served by dcgm-exporter, so they are listed,
+    not failed.
+    """
+    served = set()
+    for line in (text or '').splitlines():
+        if line.startswith('DCGM_FI_'):
+            served.add(re.split(r'[{ ]', line, 1)[0])
+    expected = list(expected or [])
+    unexpected = sorted(served - set(expected))
+    not_served = [name for name in expected if name not in served]
+    ok = bool(served) and not unexpected
+    if not served:
+        reason = 'the exporter served no DCGM_FI_* metric'
+    elif unexpected:
+        reason = 'the exporter served fields that are not in the counters file: %s' % ', '.join(unexpected)
+    else:
+        reason = '%d of %d fields served' % (len(served), len(expected))
+        if not_served:
+            reason += '; not served (not supported by these GPUs or not yet sampled): %s' % ', '.join(not_served)
+    return {'ok': ok, 'served': sorted(served), 'not_served': not_served, 'unexpected': unexpected,
+            'reason': reason}
+
+
+def status(result):
+    """The record written to the status file (stable values only)."""
+    record = {
+        'run': result['run'],
+        'reason': result['reason'],
+        'mode': result['mode'],
+        'profiling': {'value': result['profiling']['value'], 'reason': result['profiling']['reason']},
+        'mig': result['mig'],
+    }
+    if result['run']:
+        record.update({
+            'cuda_major': result['cuda_major'],
+            'metrics': result['metric_names'],
+            'dropped': result['dropped'],
+            'counters_file': result['csv_path'],
+            'exec_start': result['exec_start'],
+            'packages': result['packages'],
+        })
+        if result['container']:
+            record['capabilities'] = {'value': result['container']['capabilities'],
+                                      'reason': result['container']['capabilities_reason']}
+    return record

@@ -1,0 +1,131 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Decisions of the prometheus role: scrape targets from the inventory, and prometheus.yml.
+
+- ``host_targets()``: for one inventory host, its node_exporter and dcgm-exporter targets
+  (address, port, whether and why it is scraped). A host is a dcgm-exporter target when its
+  hardware plan runs the dcgm_exporter role, or - when the plan is not known on the Prometheus
+  host's run - when it is in the configured GPU group.
+- ``file_sd()``: the file-based service discovery lists of both jobs; every target carries the
+  label ``node`` (the inventory name), on which the GPU rules join the two jobs.
+- ``scrape_config()``: the content of prometheus.yml for a Prometheus the role installs.
+
+Pure functions, tested from ``tests/unit/plugins/module_utils/data/prometheus_config_cases.yml``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
+
+JOBS = ('node_exporter', 'dcgm_exporter')
+_WILDCARD = ('', '0.0.0.0', '::')
+
+
+def _target(address, listen, variable, default_port):
+    host, port = parse_listen_address(listen or ':%d' % default_port, variable)
+    target_host = address if host in _WILDCARD else host
+    if ':' in target_host and not target_host.startswith('['):
+        target_host = '[%s]' % target_host
+    return '%s:%d' % (target_host, port)
+
+
+def host_targets(name, hostvars, groups, dcgm_group):
+    """``{node_exporter: {...}, dcgm_exporter: {...}}`` of one host; ValueError names the variable."""
+    address = hostvars.get('prometheus_target_address') or hostvars.get('ansible_host') or name
+    node = {'scrape': True, 'reason': 'every host in the node_exporter group runs node_exporter',
+            'target': _target(address, hostvars.get('node_exporter_listen_address'),
+                              'node_exporter_listen_address (host %s)' % name, 9100)}
+    plan = hostvars.get('gpuops_plan')
+    decision = None
+    if isinstance(plan, dict):
+        decision = (plan.get('roles') or {}).get('dcgm_exporter')
+    if isinstance(decision, dict) and 'run' in decision:
+        scrape = bool(decision['run'])
+        reason = 'hardware plan: %s' % decision.get('reason', '')
+    else:
+        scrape = dcgm_group in groups
+        reason = ('no hardware plan of this host in this run; it is %sin group %s (prometheus_dcgm_exporter_group)'
+                  % ('' if scrape else 'not ', dcgm_group))
+    dcgm_listen = hostvars.get('dcgm_exporter_listen_address')
+    if not dcgm_listen and hostvars.get('dcgm_exporter_port'):
+        dcgm_listen = ':%s' % hostvars.get('dcgm_exporter_port')
+    dcgm = {'scrape': scrape, 'reason': reason,
+            'target': _target(address, dcgm_listen, 'dcgm_exporter_listen_address (host %s)' % name, 9400)}
+    return {'node_exporter': node, 'dcgm_exporter': dcgm}
+
+
+def file_sd(hosts):
+    """File-SD lists per job from ``[{name, node_exporter: {...}, dcgm_exporter: {...}}]``."""
+    result = dict((job, []) for job in JOBS)
+    for host in sorted(hosts, key=lambda h: h['name']):
+        for job in JOBS:
+            if host[job]['scrape']:
+                result[job].append({'targets': [host[job]['target']], 'labels': {'node': host['name']}})
+    return result
+
+
+def _job(name, inputs, file_sd_dir, auth):
+    job = {'job_name': name, 'file_sd_configs': [{'files': ['%s/%s.yml' % (file_sd_dir, name)]}]}
+    if auth:
+        job['scheme'] = inputs['node_exporter_scheme']
+        if inputs.get('node_exporter_basic_auth_username'):
+            job['basic_auth'] = {'username': inputs['node_exporter_basic_auth_username'],
+                                 'password': inputs.get('node_exporter_basic_auth_password') or ''}
+        if inputs['node_exporter_scheme'] == 'https':
+            tls = {}
+            if inputs.get('node_exporter_tls_ca_file'):
+                tls['ca_file'] = inputs['node_exporter_tls_ca_file']
+            if inputs.get('node_exporter_tls_insecure_skip_verify'):
+                tls['insecure_skip_verify'] = True
+            if tls:
+                job['tls_config'] = tls
+    return job
+
+
+def check_inputs(inputs):
+    """Errors (list of str, each naming the variable) the argument spec cannot catch."""
+    errors = []
+    user = inputs.get('node_exporter_basic_auth_username') or ''
+    password = inputs.get('node_exporter_basic_auth_password') or ''
+    if bool(user) != bool(password):
+        errors.append('prometheus_node_exporter_basic_auth_username and prometheus_node_exporter_basic_auth_password '
+                      'must be set together')
+    for variable in ('file_sd_dir', 'rules_dir', 'config_file'):
+        value = inputs.get(variable) or ''
+        if not value.startswith('/'):
+            errors.append('prometheus_%s must be an absolute path, not %r' % (variable, value))
+    for index, job in enumerate(inputs.get('extra_scrape_configs') or []):
+        if not isinstance(job, dict) or not job.get('job_name'):
+            errors.append('prometheus_extra_scrape_configs[%d] must be a scrape config with a job_name' % index)
+        elif job['job_name'] in JOBS:
+            errors.append('prometheus_extra_scrape_configs[%d]: job_name %s is the role\'s own job' % (index, job['job_name']))
+    return errors
+
+
+def rule_files(inputs):
+    """Paths of the rule files on the Prometheus host: the collection's, then the user's."""
+    return ['%s/gpuops-gpu.rules.yml' % inputs['rules_dir']] + [
+        '%s/%s' % (inputs['rules_dir'], path.rstrip('/').rsplit('/', 1)[-1]) for path in inputs.get('rules_files') or []]
+
+
+def scrape_config(inputs):
+    """prometheus.yml (dict) for the Prometheus the role installs."""
+    config = {
+        'global': {'scrape_interval': inputs['scrape_interval'],
+                   'evaluation_interval': inputs['evaluation_interval'],
+                   'external_labels': dict(inputs.get('external_labels') or {})},
+        'rule_files': rule_files(inputs),
+        'scrape_configs': [
+            {'job_name': 'prometheus', 'static_configs': [{'targets': ['localhost:9090']}]},
+            _job('node_exporter', inputs, inputs['file_sd_dir'], True),
+            _job('dcgm_exporter', inputs, inputs['file_sd_dir'], False),
+        ] + list(inputs.get('extra_scrape_configs') or []),
+    }
+    if not config['global']['external_labels']:
+        del config['global']['external_labels']
+    if inputs.get('alertmanager_targets'):
+        config['alerting'] = {'alertmanagers': [{'static_configs': [{'targets': list(inputs['alertmanager_targets'])}]}]}
+    return config

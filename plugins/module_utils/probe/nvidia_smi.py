@@ -1,0 +1,167 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia-smi depth of the GPU probe: for hosts with the tool but without pynvml.
+
+Three read-only commands, each run with a C locale by the caller's runner:
+
+* ``nvidia-smi --query-gpu=<QUERY_FIELDS> --format=csv,noheader,nounits``
+  (again without ``compute_cap`` when an old driver refuses that field);
+* ``nvidia-smi`` for the ``CUDA Version`` of its banner;
+* ``nvidia-smi topo -m``, parsed by ``nvidia_topo.parse_nvidia_topo``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.pci import normalize_bus_id
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import (
+    TopoParseError,
+    parse_nvidia_topo,
+)
+
+QUERY_FIELDS = (
+    "pci.bus_id", "name", "uuid", "memory.total", "driver_version", "compute_cap",
+    "persistence_mode", "mig.mode.current", "power.limit", "ecc.mode.current",
+)
+LEGACY_QUERY_FIELDS = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
+_NOT_AVAILABLE = ("", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "Unknown Error",
+                  "[Insufficient Permissions]", "[GPU is lost]", "[Requested functionality has been deprecated]")
+# nvidia-smi answers every value it cannot give with a bracketed text ("[Unknown Error]",
+# "[GPU requires reset]", ...): none of them is a value.
+_BRACKETED = re.compile(r"^\[.*\]$")
+_CUDA_RE = re.compile(r"CUDA Version:\s*([0-9]+\.[0-9]+)")
+
+
+def query_args(binary, fields=QUERY_FIELDS):
+    return [binary, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"]
+
+
+def _value(text):
+    text = text.strip()
+    return None if text in _NOT_AVAILABLE or _BRACKETED.match(text) else text
+
+
+def _enabled(text):
+    value = _value(text)
+    if value is None:
+        return None
+    lowered = value.lower()
+    if lowered in ("enabled", "on", "yes", "1"):
+        return True
+    if lowered in ("disabled", "off", "no", "0"):
+        return False
+    return None
+
+
+def _number(text):
+    value = _value(text)
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    if math.isnan(number) or math.isinf(number):
+        return None  # "inf", "nan": not a number a fact can hold (JSON has none)
+    return int(number) if number == int(number) else number
+
+
+def parse_query(text, fields=QUERY_FIELDS):
+    """Rows of ``--query-gpu ... --format=csv,noheader,nounits`` -> list of GPU dicts.
+
+    Values nvidia-smi cannot give (``[N/A]``, ``[Not Supported]``, ``[Unknown Error]``, any
+    bracketed text, ``inf``/``nan`` numbers) become None. Raises ValueError for a row with
+    the wrong number of fields or a bad bus id.
+    """
+    gpus = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        cells = [cell.strip() for cell in line.split(",")]
+        if len(cells) != len(fields):
+            raise ValueError("nvidia-smi query, line %d: %d fields, expected %d: %r"
+                             % (lineno, len(cells), len(fields), line))
+        row = dict(zip(fields, cells))
+        mig = _value(row["mig.mode.current"])
+        gpus.append({
+            "pci_bus_id": normalize_bus_id(row["pci.bus_id"]),
+            "name": _value(row["name"]),
+            "uuid": _value(row["uuid"]),
+            "memory_total_mib": _number(row["memory.total"]),
+            "driver_version": _value(row["driver_version"]),
+            "compute_capability": _value(row.get("compute_cap", "")),
+            "persistence_mode": _enabled(row["persistence_mode"]),
+            "mig_mode": {"current": _enabled(mig), "pending": None} if mig is not None else None,
+            "power_limit_w": _number(row["power.limit"]),
+            "ecc_mode": (
+                {"current": _enabled(row["ecc.mode.current"]), "pending": None}
+                if _value(row["ecc.mode.current"]) is not None else None
+            ),
+        })
+    return gpus
+
+
+def parse_cuda_version(banner):
+    """``CUDA Version: 12.4`` from the plain ``nvidia-smi`` output, or None."""
+    match = _CUDA_RE.search(banner or "")
+    return match.group(1) if match else None
+
+
+def _refused_compute_cap(rc, out, err):
+    return rc != 0 and "compute_cap" in "%s\n%s" % (out, err)
+
+
+def collect(binary, run):
+    """Ask nvidia-smi; ``run(args) -> (rc, stdout, stderr)``.
+
+    Returns ``answered``, ``reason``, ``driver_version``, ``cuda_version``,
+    ``gpus`` ({bus id: detail}, ``nvidia_smi_index`` = nvidia-smi's GPU index),
+    ``topo`` (parse_nvidia_topo result or None) and ``errors``.
+    """
+    result = {"answered": False, "reason": None, "driver_version": None, "cuda_version": None,
+              "gpus": {}, "topo": None, "index_to_bus": {}, "errors": []}
+    fields = QUERY_FIELDS
+    rc, out, err = run(query_args(binary, fields))
+    if _refused_compute_cap(rc, out, err):
+        fields = LEGACY_QUERY_FIELDS
+        rc, out, err = run(query_args(binary, fields))
+    if rc != 0:
+        message = (err or out or "").strip().splitlines()
+        result["reason"] = "nvidia-smi failed (rc=%s): %s" % (rc, message[0] if message else "no output")
+        return result
+    try:
+        rows = parse_query(out, fields)
+    except ValueError as exc:
+        result["reason"] = "nvidia-smi output not understood: %s" % exc
+        return result
+    result["answered"] = True
+    for index, row in enumerate(rows):
+        row["nvidia_smi_index"] = index
+        result["gpus"][row["pci_bus_id"]] = row
+        if row.get("driver_version") and not result["driver_version"]:
+            result["driver_version"] = row["driver_version"]
+
+    rc, out, err = run([binary])
+    if rc == 0:
+        result["cuda_version"] = parse_cuda_version(out)
+    else:
+        result["errors"].append({"source": "nvidia-smi", "error": "nvidia-smi banner failed (rc=%s): %s"
+                                 % (rc, (err or out or "").strip()[:200])})
+
+    rc, out, err = run([binary, "topo", "-m"])
+    if rc != 0:
+        result["errors"].append({"source": "nvidia-smi", "error": "nvidia-smi topo -m failed (rc=%s): %s"
+                                 % (rc, (err or out or "").strip()[:200])})
+    else:
+        try:
+            result["topo"] = parse_nvidia_topo(out)
+        except TopoParseError as exc:
+            result["errors"].append({"source": "nvidia-smi", "error": str(exc)})
+    # nvidia-smi numbers GPUs in its own (PCI) order: GPU<n> is the n-th query row
+    result["index_to_bus"] = dict(("GPU%d" % row["nvidia_smi_index"], row["pci_bus_id"]) for row in rows)
+    return result

@@ -1,0 +1,134 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia-smi depth (plugins/module_utils/probe/nvidia_smi.py) against captured outputs."""
+
+import os
+import sys
+
+import pytest
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import nvidia_smi
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import parse_nvidia_topo
+
+TESTS = os.path.abspath(os.path.join(os.path.dirname(os.path.dirname(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(TESTS, "fixtures"))
+import build_sysfs  # noqa: E402
+
+SMI_HOSTS = [h for h in build_sysfs.host_names()
+             if os.path.exists(os.path.join(build_sysfs.host_dir(h), "nvidia-smi", "captures.json"))]
+SMI = "/usr/bin/nvidia-smi"
+
+
+def test_capture_hosts():
+    assert SMI_HOSTS == ["dgx-a100-8gpu", "hgx-h100-8gpu", "rtx4090-8gpu", "v100-2gpu"]
+
+
+def test_parse_query_values_and_not_available():
+    text = ("00000000:1B:00.0, NVIDIA H100 80GB HBM3, GPU-1, 81559, 535.161.08, 9.0, Enabled, Disabled, 700.00, Enabled\n"
+            "00000000:18:00.0, NVIDIA GeForce RTX 4090, GPU-2, 24564, 550.54.14, 8.9, Disabled, [N/A], 450.00, [N/A]\n"
+            "00000000:3B:00.0, Tesla V100-PCIE-32GB, GPU-3, 32510, 470.1, [Not Supported], [Unknown Error], "
+            "[N/A], [Not Supported], Disabled\n")
+    h100, rtx, v100 = nvidia_smi.parse_query(text)
+    assert h100 == {"pci_bus_id": "0000:1b:00.0", "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-1",
+                    "memory_total_mib": 81559, "driver_version": "535.161.08", "compute_capability": "9.0",
+                    "persistence_mode": True, "mig_mode": {"current": False, "pending": None},
+                    "power_limit_w": 700, "ecc_mode": {"current": True, "pending": None}}
+    assert rtx["mig_mode"] is None and rtx["ecc_mode"] is None and rtx["persistence_mode"] is False
+    assert v100["compute_capability"] is None and v100["persistence_mode"] is None
+    assert v100["power_limit_w"] is None and v100["ecc_mode"] == {"current": False, "pending": None}
+
+
+def test_parse_query_rejects_a_short_row():
+    with pytest.raises(ValueError, match="line 1: 3 fields"):
+        nvidia_smi.parse_query("00000000:1B:00.0, x, y\n")
+
+
+def test_parse_cuda_version():
+    banner = "| NVIDIA-SMI 535.161.08             Driver Version: 535.161.08   CUDA Version: 12.2     |"
+    assert nvidia_smi.parse_cuda_version(banner) == "12.2"
+    assert nvidia_smi.parse_cuda_version("CUDA Version: N/A") is None
+    assert nvidia_smi.parse_cuda_version(None) is None
+
+
+@pytest.mark.parametrize("host", SMI_HOSTS)
+def test_collect_from_captures(host):
+    expected = build_sysfs.load_json(host, "expected.json")
+    run = build_sysfs.replay_nvidia_smi(host)
+    found = nvidia_smi.collect(SMI, run)
+    assert found["answered"] is True and found["errors"] == []
+    assert sorted(found["gpus"]) == [g["pci_bus_id"] for g in expected["gpus"]]
+    assert found["driver_version"] == expected["driver"]["version"]
+    assert found["cuda_version"] == expected["driver"]["cuda_version"]
+    for want in expected["gpus"]:
+        assert found["gpus"][want["pci_bus_id"]]["name"] == want["nvml_name"]
+    with open(os.path.join(build_sysfs.host_dir(host), expected["topo_file"])) as handle:
+        assert found["topo"] == parse_nvidia_topo(handle.read())
+    assert found["index_to_bus"] == dict(("GPU%d" % i, g["pci_bus_id"]) for i, g in enumerate(expected["gpus"]))
+    assert run.calls[-2:] == [[SMI], [SMI, "topo", "-m"]]
+
+
+def test_old_driver_retry_without_compute_cap():
+    run = build_sysfs.replay_nvidia_smi("v100-2gpu")
+    found = nvidia_smi.collect(SMI, run)
+    assert [c[1] for c in run.calls[:2]] == [
+        "--query-gpu=" + ",".join(nvidia_smi.QUERY_FIELDS),
+        "--query-gpu=" + ",".join(nvidia_smi.LEGACY_QUERY_FIELDS)]
+    gpu = found["gpus"]["0000:3b:00.0"]
+    assert gpu["compute_capability"] is None and gpu["memory_total_mib"] == 32510
+    assert found["cuda_version"] == "11.4"
+
+
+def test_driver_not_talking():
+    message = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+               "Make sure that the latest NVIDIA driver is installed and running.\n")
+    calls = []
+
+    def run(args):
+        calls.append(args)
+        return 9, message, ""
+
+    found = nvidia_smi.collect(SMI, run)
+    assert found["answered"] is False
+    assert found["reason"].startswith("nvidia-smi failed (rc=9): NVIDIA-SMI has failed")
+    assert len(calls) == 1
+
+
+def test_garbled_query_output():
+    found = nvidia_smi.collect(SMI, lambda args: (0, "something else entirely\n", ""))
+    assert found["answered"] is False and "not understood" in found["reason"]
+
+
+def _with_topo_answer(rc, out, err):
+    """The rtx4090 captures, but ``topo -m`` answers (rc, out, err)."""
+    replay = build_sysfs.replay_nvidia_smi("rtx4090-8gpu")
+    return lambda args: (rc, out, err) if args[1:] == ["topo", "-m"] else replay(args)
+
+
+def test_topo_failure_keeps_the_answer():
+    found = nvidia_smi.collect(SMI, _with_topo_answer(1, "", "topo: not supported in this mode"))
+    assert found["answered"] is True and found["topo"] is None
+    assert found["errors"] == [{"source": "nvidia-smi",
+                                "error": "nvidia-smi topo -m failed (rc=1): topo: not supported in this mode"}]
+
+
+def test_unreadable_topo_text_is_an_error_entry():
+    found = nvidia_smi.collect(SMI, _with_topo_answer(0, "GPU0\tGPU1\nbanana\n", ""))
+    assert found["answered"] is True and found["topo"] is None
+    assert found["errors"][0]["error"].startswith("nvidia-smi topo -m")
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "nan", "[N/A]", "[Not Supported]", "[Unknown Error]",
+                                  "[GPU requires reset]", "[Insufficient Permissions]", "N/A", "garbage"])
+def test_values_that_are_no_numbers_become_none(cell):
+    row = ("00000000:1B:00.0, NVIDIA H100 80GB HBM3, GPU-x, {c}, 535.161.08, 9.0, Enabled, Disabled, {c}, "
+           "Enabled\n").format(c=cell)
+    gpu = nvidia_smi.parse_query(row)[0]
+    assert gpu["memory_total_mib"] is None and gpu["power_limit_w"] is None
+    assert gpu["name"] == "NVIDIA H100 80GB HBM3" and gpu["persistence_mode"] is True
+
+
+def test_bracketed_text_is_no_value():
+    row = "00000000:1B:00.0, [Unknown Error], [GPU is lost], 81559, [Unknown Error], [N/A], [N/A], [N/A], 700.00, [N/A]\n"
+    gpu = nvidia_smi.parse_query(row)[0]
+    assert (gpu["name"], gpu["uuid"], gpu["driver_version"], gpu["compute_capability"]) == (None, None, None, None)
+    assert gpu["mig_mode"] is None and gpu["ecc_mode"] is None
+    assert (gpu["memory_total_mib"], gpu["power_limit_w"]) == (81559, 700)
