@@ -75,10 +75,6 @@ def _gpu(chip, name, segment, mig, memory_gb, **extra):
         "datacenter": segment == "datacenter",
         "mig_capable": mig,
         "memory_gb": memory_gb,
-        # first driver branch that drives this GPU (None: the architecture's floor applies)
-        "min_branch": None,
-        # first driver version, where a branch's first releases do not support it yet
-        "min_version": None,
         # False where NVIDIA ships no proprietary kernel module for the GPU
         "proprietary": True,
         # Grace-based NVL rack trays (GB200/GB300): multi-node NVLink needs the IMEX daemon
@@ -89,9 +85,6 @@ def _gpu(chip, name, segment, mig, memory_gb, **extra):
     entry.update(extra)
     return entry
 
-
-_R575 = {"min_branch": 575}
-_R580_82 = {"min_branch": 580, "min_version": "580.82.07"}
 
 # PCI device id -> model. Names as NVIDIA's driver README prints them (without "NVIDIA ").
 # Sources (docs/hardware-gating.md): [README] the "Compatible GPUs" table of NVIDIA's
@@ -148,25 +141,24 @@ KNOWN_GPUS = {
     0x2322: _gpu("GH100", "H800 PCIe", "datacenter", True, 80),
     0x2324: _gpu("GH100", "H800", "datacenter", True, 80),
     0x233A: _gpu("GH100", "H800 NVL", "datacenter", True, 94),
-    0x2335: _gpu("GH100", "H200 SXM 141GB", "datacenter", True, 141, min_branch=550),
-    0x233B: _gpu("GH100", "H200 NVL", "datacenter", True, 141, min_branch=565),
+    0x2335: _gpu("GH100", "H200 SXM 141GB", "datacenter", True, 141),
+    0x233B: _gpu("GH100", "H200 NVL", "datacenter", True, 141),
     0x2329: _gpu("GH100", "H20", "datacenter", True, 96),
     0x232C: _gpu("GH100", "H20 HBM3e", "datacenter", True, None),
     0x230E: _gpu("GH100", "H20 NVL16", "datacenter", True, None),
     # Grace Hopper: open kernel modules only [2]
     0x2342: _gpu("GH100", "GH200 120GB / 480GB", "datacenter", True, 96, proprietary=False),
-    0x2348: _gpu("GH100", "GH200 144G HBM3e", "datacenter", True, 144, proprietary=False, min_branch=565),
+    0x2348: _gpu("GH100", "GH200 144G HBM3e", "datacenter", True, 144, proprietary=False),
     # Blackwell [README][MIG]; open kernel modules only (architecture rule)
     0x2901: _gpu("GB100", "B200", "datacenter", True, 180, nvswitch_baseboard=True),
     0x2909: _gpu("GB100", "HGX B200 168GB", "datacenter", True, None, nvswitch_baseboard=True),
     0x2941: _gpu("GB100", "GB200", "datacenter", True, 186, imex=True),
-    0x3182: _gpu("GB110", "B300 SXM6 AC", "datacenter", True, 288, nvswitch_baseboard=True, **_R580_82),
-    0x31C2: _gpu("GB110", "GB300", "datacenter", True, 288, imex=True, **_R580_82),
-    0x31C3: _gpu("GB110", "GB300", "datacenter", True, 288, imex=True, **_R580_82),
-    0x2BB1: _gpu("GB202GL", "RTX PRO 6000 Blackwell Workstation Edition", "workstation", True, 96, **_R575),
-    0x2BB4: _gpu("GB202GL", "RTX PRO 6000 Blackwell Max-Q Workstation Edition", "workstation", True, 96,
-                 **_R575),
-    0x2BB5: _gpu("GB202GL", "RTX PRO 6000 Blackwell Server Edition", "datacenter", True, 96, **_R575),
+    0x3182: _gpu("GB110", "B300 SXM6 AC", "datacenter", True, 288, nvswitch_baseboard=True),
+    0x31C2: _gpu("GB110", "GB300", "datacenter", True, 288, imex=True),
+    0x31C3: _gpu("GB110", "GB300", "datacenter", True, 288, imex=True),
+    0x2BB1: _gpu("GB202GL", "RTX PRO 6000 Blackwell Workstation Edition", "workstation", True, 96),
+    0x2BB4: _gpu("GB202GL", "RTX PRO 6000 Blackwell Max-Q Workstation Edition", "workstation", True, 96),
+    0x2BB5: _gpu("GB202GL", "RTX PRO 6000 Blackwell Server Edition", "datacenter", True, 96),
     0x2BB3: _gpu("GB202GL", "RTX PRO 5000 Blackwell", "workstation", True, 48),
     0x2C31: _gpu("GB203GL", "RTX PRO 4500 Blackwell", "workstation", True, 32),
     0x2C3A: _gpu("GB203GL", "RTX PRO 4500 Blackwell Server Edition", "datacenter", False, 32),
@@ -176,6 +168,83 @@ KNOWN_GPUS = {
     0x2C02: _gpu("GB203", "GeForce RTX 5080", "geforce", False, 16),
     0x2C05: _gpu("GB203", "GeForce RTX 5070 Ti", "geforce", False, 16),
 }
+
+# Driver floor per PCI device id: (first driver version, the tag it comes from). The floor is the
+# first release whose README "Compatible GPUs" table in NVIDIA/open-gpu-kernel-modules lists the
+# id (every release tag's README read, in version order); the tag is that release. Only GPUs
+# launched after that README began (R515: Ada, Hopper, Blackwell) have one: an older GPU's
+# first listing says when the table caught up, not when the driver did (Tesla T4 first
+# appears in 575.51.02). An id the README never lists keeps the source named in its tag.
+# A floor is a version-order floor: releases of newer branches that were cut before the id
+# was added (see docs/hardware-gating.md) are not refused by it.
+OPEN_GPU_README = "NVIDIA/open-gpu-kernel-modules"
+DRIVER_FLOORS = {
+    # Ada Lovelace
+    0x27B8: ("525.47.22", "525.47.22"),  # L4
+    0x26B5: ("525.47.06", "525.47.06"),  # L40
+    0x26B9: ("535.43.09", "535.43.09"),  # L40S
+    0x26BA: ("535.43.23", "535.43.23"),  # L20
+    0x26B1: ("525.47.06", "525.47.06"),  # RTX 6000 Ada
+    0x26B2: ("535.43.08", "535.43.08"),  # RTX 5000 Ada
+    0x26B3: ("535.43.23", "535.43.23"),  # RTX 5880 Ada
+    0x27B1: ("535.43.10", "535.43.10"),  # RTX 4500 Ada
+    0x27B2: ("535.43.08", "535.43.08"),  # RTX 4000 Ada
+    0x2684: ("525.47.06", "525.47.06"),  # GeForce RTX 4090
+    0x2685: ("535.43.23", "535.43.23"),  # GeForce RTX 4090 D
+    # Hopper
+    0x2330: ("525.47.07", "525.47.07"),  # H100 80GB HBM3
+    0x2331: ("520.56.06", "520.56.06"),  # H100 PCIe
+    0x2339: ("525.47.22", "525.47.22"),  # H100
+    0x2321: ("535.43.09", "535.43.09"),  # H100 NVL
+    0x2322: ("525.47.22", "525.47.22"),  # H800 PCIe
+    0x2324: ("525.47.22", "525.47.22"),  # H800
+    0x233A: ("535.43.09", "535.43.09"),  # H800 NVL
+    0x2335: ("550.40.65", "550.40.65"),  # H200
+    0x233B: ("565.57.01", "565.57.01"),  # H200 NVL
+    0x2329: ("535.43.25", "535.43.25"),  # H20
+    0x232C: ("535.216.03", "535.216.03"),  # H20-3e
+    0x230E: ("580.82.07", "580.82.07"),  # H20 NVL16
+    0x2342: ("535.43.19", "535.43.19"),  # GH200 120GB / 480GB
+    0x2348: ("565.57.01", "565.57.01"),  # GH200 144G HBM3e
+    # Blackwell
+    0x2901: ("570.86.15", "570.86.15"),  # B200
+    0x2941: ("570.123.01", "570.123.01"),  # GB200 (HGX GB200)
+    0x3182: ("580.82.07", "580.82.07"),  # B300 SXM6 AC
+    0x31C2: ("580.82.07", "580.82.07"),  # GB300
+    # GB300 0x31c3 is in no README: its sibling's floor, from Blackwell Ultra's first driver
+    # (GPU Operator's default driver of that release, docs/hardware-gating.md [19])
+    0x31C3: ("580.82.07", "GPU Operator: Blackwell Ultra from 580.82.07"),
+    0x2BB1: ("570.123.07", "570.123.07"),  # RTX PRO 6000 Blackwell Workstation Edition
+    0x2BB4: ("570.123.07", "570.123.07"),  # RTX PRO 6000 Blackwell Max-Q Workstation Edition
+    0x2BB5: ("575.57.08", "575.57.08"),  # RTX PRO 6000 Blackwell Server Edition
+    0x2BB3: ("570.153.02", "570.153.02"),  # RTX PRO 5000 Blackwell
+    0x2C31: ("570.169", "570.169"),  # RTX PRO 4500 Blackwell
+    0x2C3A: ("580.142", "580.142"),  # RTX PRO 4500 Blackwell Server Edition
+    0x2C34: ("570.169", "570.169"),  # RTX PRO 4000 Blackwell
+    0x2B85: ("570.86.16", "570.86.16"),  # GeForce RTX 5090
+    0x2B87: ("570.86.16", "570.86.16"),  # GeForce RTX 5090 D
+    0x2C02: ("570.86.16", "570.86.16"),  # GeForce RTX 5080
+    0x2C05: ("570.123.01", "570.123.01"),  # GeForce RTX 5070 Ti
+}
+_FLOOR_VERSION_RE = re.compile(r"(\d+)\.\d+(?:\.\d+)?\Z")
+
+
+def driver_floor(device_id):
+    """The first driver that drives an NVIDIA GPU, by PCI device id (``"0x2bb1"`` or int).
+
+    ``{"version": "570.123.07", "branch": 570, "source": "NVIDIA/open-gpu-kernel-modules
+    570.123.07 README.md, Compatible GPUs"}``, or None where the table has no floor for the id.
+    """
+    floor = DRIVER_FLOORS.get(_device_int(device_id))
+    if floor is None:
+        return None
+    version, tag = floor
+    if _FLOOR_VERSION_RE.match(tag):
+        source = "%s %s README.md, Compatible GPUs" % (OPEN_GPU_README, tag)
+    else:
+        source = tag
+    return {"version": version, "branch": int(_FLOOR_VERSION_RE.match(version).group(1)), "source": source}
+
 
 # NVSwitch PCI ids (class 0x0680). No Blackwell-era (NVLink 5) switch id could be
 # confirmed in pci.ids: on HGX B200 the switches are not host PCI functions, so
@@ -339,11 +408,13 @@ def describe_gpu(device_id, pci_ids=None):
     Returns ``name``, ``chip``, ``architecture``, ``datacenter``, ``mig_capable``,
     ``memory_gb``, ``name_source`` (``pci.ids``, ``table`` or None), and the table's
     ``segment`` (``datacenter``, ``workstation``, ``geforce`` or None), ``min_branch``,
-    ``min_version``, ``proprietary_supported``, ``imex``, ``nvswitch_baseboard``,
+    ``min_version`` and ``driver_floor_source`` (driver_floor(); None without a floor),
+    ``proprietary_supported``, ``imex``, ``nvswitch_baseboard``,
     ``known`` (the table has the id) and ``id_generation`` (id_generation_hint()).
     """
     dev = _device_int(device_id)
     known = KNOWN_GPUS.get(dev)
+    floor = driver_floor(dev)
     found = pci_ids.lookup(dev) if (pci_ids is not None and dev is not None) else None
     if found and (not known or _useful_pci_ids_name(found, dev)):
         chip, name, source = found[0], found[1], "pci.ids"
@@ -379,8 +450,9 @@ def describe_gpu(device_id, pci_ids=None):
         "memory_gb": memory,
         "name_source": source,
         "segment": segment,
-        "min_branch": known["min_branch"] if known else None,
-        "min_version": known["min_version"] if known else None,
+        "min_branch": floor["branch"] if floor else None,
+        "min_version": floor["version"] if floor else None,
+        "driver_floor_source": floor["source"] if floor else None,
         "proprietary_supported": known["proprietary"] if known else None,
         "imex": known["imex"] if known else False,
         "nvswitch_baseboard": known["nvswitch_baseboard"] if known else False,

@@ -70,13 +70,55 @@ def test_table_has_a_source_for_every_id(pci_ids, device_id):
 
 
 @pytest.mark.parametrize("device_id, branch, version", [
-    (0x2335, 550, None), (0x233B, 565, None), (0x2348, 565, None), (0x3182, 580, "580.82.07"),
-    (0x31C2, 580, "580.82.07"), (0x2BB1, 575, None), (0x2BB4, 575, None), (0x2BB5, 575, None),
-    (0x2330, None, None), (0x2901, None, None),
+    # issue 18 item 5; SOURCE: open-gpu-kernel-modules README "Compatible GPUs" at each tag
+    (0x2335, 550, "550.40.65"), (0x233B, 565, "565.57.01"), (0x2348, 565, "565.57.01"),
+    (0x3182, 580, "580.82.07"), (0x31C2, 580, "580.82.07"), (0x31C3, 580, "580.82.07"),
+    (0x2BB1, 570, "570.123.07"), (0x2BB4, 570, "570.123.07"), (0x2BB5, 575, "575.57.08"),
+    (0x2C3A, 580, "580.142"), (0x230E, 580, "580.82.07"), (0x2941, 570, "570.123.01"),
+    (0x2BB3, 570, "570.153.02"), (0x2321, 535, "535.43.09"), (0x233A, 535, "535.43.09"),
+    (0x2329, 535, "535.43.25"), (0x26BA, 535, "535.43.23"),
+    (0x2330, 525, "525.47.07"), (0x2901, 570, "570.86.15"),
+    # older than the README's first release (R515): no floor of their own
+    (0x20B2, None, None), (0x1EB8, None, None), (0x1DB1, None, None), (0x9999, None, None),
 ])
 def test_driver_floors_are_per_gpu(device_id, branch, version):
     model = describe_gpu(device_id)
     assert (model["min_branch"], model["min_version"]) == (branch, version)
+    floor = gpu_models.driver_floor("0x%04x" % device_id)
+    assert (floor and (floor["branch"], floor["version"])) == ((branch, version) if branch else None)
+
+
+FLOOR_CASES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "driver_floors.yml")
+
+
+def _floor_cases():
+    import yaml
+    with open(FLOOR_CASES) as handle:
+        return yaml.safe_load(handle)["cases"]
+
+
+@pytest.mark.parametrize("case", _floor_cases(), ids=lambda case: case["device_id"])
+def test_driver_floor_is_the_first_readme_listing(case):
+    """Each floor is the release whose README first lists the id (row quoted in the table)."""
+    device_id = int(case["device_id"], 16)
+    assert "| %04X" % device_id in case["first_row"].replace("|", "| ", 1).replace("|  ", "| ") or \
+        (" %04X " % device_id) in case["first_row"]
+    floor = gpu_models.driver_floor(device_id)
+    assert floor == {"version": case["version"], "branch": int(case["version"].split(".")[0]),
+                     "source": "NVIDIA/open-gpu-kernel-modules %s README.md, Compatible GPUs" % case["tag"]}
+    assert describe_gpu(device_id)["driver_floor_source"] == floor["source"]
+    # the release before it in version order does not list it: the floor is not too late
+    previous = tuple(int(part) for part in case["previous_tag"].split("."))
+    assert previous < tuple(int(part) for part in case["version"].split("."))
+    assert device_id in KNOWN_GPUS
+
+
+def test_every_floor_is_in_the_table_or_named():
+    assert set(gpu_models.DRIVER_FLOORS) <= set(KNOWN_GPUS)
+    readme_floors = set(int(case["device_id"], 16) for case in _floor_cases())
+    others = set(gpu_models.DRIVER_FLOORS) - readme_floors
+    assert others == {0x31C3}
+    assert "GPU Operator" in gpu_models.driver_floor(0x31C3)["source"]
 
 
 def test_grace_trays_need_imex_and_gh200_no_proprietary_modules():
@@ -95,7 +137,7 @@ def test_table_wins_where_an_old_pci_ids_says_nothing_useful(tmp_path, text):
     model = describe_gpu("0x2bb1", PciIds(str(path)))
     assert (model["name"], model["architecture"], model["name_source"], model["mig_capable"]) == (
         "RTX PRO 6000 Blackwell Workstation Edition", "blackwell", "table", True)
-    assert model["segment"] == "workstation" and model["min_branch"] == 575
+    assert model["segment"] == "workstation" and model["min_branch"] == 570
 
 
 @pytest.mark.parametrize("device_id, hint", [
@@ -192,7 +234,8 @@ def test_describe_gpu_without_pci_ids_uses_the_table():
     model = describe_gpu(0x2330)
     assert model == {"name": "H100 SXM5 80GB", "chip": "GH100", "architecture": "hopper",
                      "datacenter": True, "mig_capable": True, "memory_gb": 80, "name_source": "table",
-                     "segment": "datacenter", "min_branch": None, "min_version": None,
+                     "segment": "datacenter", "min_branch": 525, "min_version": "525.47.07",
+                     "driver_floor_source": "NVIDIA/open-gpu-kernel-modules 525.47.07 README.md, Compatible GPUs",
                      "proprietary_supported": True, "imex": False, "nvswitch_baseboard": False,
                      "known": True, "id_generation": "turing_or_newer"}
 
@@ -242,3 +285,30 @@ def test_unreadable_or_vendorless_file_gives_no_names(tmp_path):
     path.write_text("8086  Intel Corporation\n\t1572  Ethernet Controller X710 for 10GbE SFP+\n")
     assert PciIds(str(path)).lookup(0x1572) is None
     assert PciIds(str(tmp_path / "absent")).lookup(0x2330) is None
+
+
+@pytest.mark.parametrize("device_id, branch, ok, text", [
+    # RTX PRO 6000 Blackwell Workstation: listed from 570.123.07, so R570 is accepted (issue 18 item 5)
+    ("0x2bb1", 570, True, "570.123.07 or later"),
+    # RTX PRO 4500 Blackwell Server Edition: first listed in 580.142
+    ("0x2c3a", 575, False, "580 or newer (580.142 or later)"),
+    ("0x2c3a", 580, True, "580.142 or later"),
+    # H20 NVL16: first listed in 580.82.07
+    ("0x230e", 575, False, "580 or newer (580.82.07 or later)"),
+    # H100 NVL: R535, not R525
+    ("0x2321", 525, False, "535 or newer (535.43.09 or later)"),
+])
+def test_the_planner_reads_the_floors(device_id, branch, ok, text):
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan
+    model = describe_gpu(device_id)
+    facts = {"source": "pci", "gpu_count": 1, "nvswitch_count": 0, "nvswitches": [], "nics": [], "errors": [],
+             "driver": {"loaded": False, "version": None, "cuda_version": None},
+             "gpus": [{"pci_bus_id": "0000:01:00.0", "pci_device_id": device_id, "numa_node": 0,
+                       "architecture": model["architecture"], "name": model["name"],
+                       "datacenter": model["datacenter"], "mig_capable": model["mig_capable"],
+                       "pcie": {"current_gen": 5, "max_gen": 5, "current_width": 16, "max_width": 16}}]}
+    plan = build_plan(facts, {"driver_branch": branch, "strict": False})
+    assert plan["ok"] is ok
+    assert plan["driver"]["branch"]["min_version"] == model["min_version"]
+    messages = plan["driver"]["branch"]["reason"] + " ".join(e["message"] for e in plan["errors"])
+    assert text in messages
