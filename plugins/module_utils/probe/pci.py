@@ -10,7 +10,8 @@ NVIDIA GPUs and NVSwitches (vendor ``0x10de``), the GPUs' companion functions
 
 On NVLink 5 systems (HGX/DGX B200, B300) the NVSwitches are not host PCI functions:
 the host reaches them through ConnectX-7 functions (15b3:1021) whose PCI Vital
-Product Data carries ``SW_MNG``, next to ordinary ConnectX-7 NICs with the same id.
+Product Data carries ``SW_MNG`` (anywhere in its bytes), next to ordinary ConnectX-7 NICs
+with the same id.
 ``parse_vpd`` reads that data (PCI Local Bus Specification, VPD: large-resource
 tags 0x82 identifier string, 0x90 VPD-R, 0x91 VPD-W, small end tag 0x78).
 
@@ -155,18 +156,17 @@ def vpd_text(value):
     return value.decode("ascii", "replace").rstrip("\x00 ").strip()
 
 
-def vpd_has_sw_mng(vpd):
-    """True when a parsed VPD marks an NVLink switch-management function (``SW_MNG``).
+def vpd_has_sw_mng(data):
+    """True when the bytes of a function's VPD mark an NVLink switch-management function.
 
-    The marker sits in a keyword value (a Mellanox vendor keyword such as ``SMDL=SW_MNG``,
-    as ``lspci -vv`` prints it); it is looked for as a whole token of a value.
+    ``SW_MNG`` is looked for anywhere in the raw VPD (identifier string, keyword values,
+    vendor keywords such as ``VA`` = ``...:SMDL=SW_MNG``, whatever sits between them), as
+    NVIDIA's own NVRC does with the bytes of sysfs ``vpd``: a marker outside a well-formed
+    keyword value still counts. Case matters (``sw_mng`` is not the marker).
     """
-    for section in ("ro", "rw"):
-        for value in vpd.get(section, {}).values():
-            tokens = re.split(rb"[^A-Za-z0-9_]+", value)
-            if SW_MNG in tokens:
-                return True
-    return False
+    if isinstance(data, str):
+        data = data.encode("latin-1")
+    return SW_MNG in bytes(data or b"")
 
 
 def parse_bus_id(value):
@@ -237,11 +237,11 @@ def _read(path, size=256):
         os.close(fd)
 
 
-def read_vpd(dev_path):
-    """``(parsed VPD or None, error text or None)`` for a PCI function directory.
+def read_vpd_bytes(dev_path):
+    """``(bytes or None, error text or None)``: the raw VPD of a PCI function directory.
 
     No ``vpd`` file: ``(None, None)``. Permission denied (root-only on real hosts), an I/O
-    error or bytes that are not VPD give ``(None, reason)``; nothing raises.
+    error or an empty file give ``(None, reason)``; nothing raises.
     """
     path = os.path.join(dev_path, "vpd")
     try:
@@ -268,10 +268,7 @@ def read_vpd(dev_path):
         os.close(fd)
     if not data:
         return None, "%s is empty" % path
-    try:
-        return parse_vpd(data), None
-    except VpdError as exc:
-        return None, "%s: %s" % (path, exc)
+    return data, None
 
 
 def _int(text, base=10):
@@ -367,14 +364,25 @@ def _function(addr, dev_path, vendor, cls, full, errors=None):
 
 
 def _nic_vpd(entry, dev_path, errors):
-    """VPD facts of a Mellanox function: ``vpd`` and ``nvlink_switch_mgmt`` (bool or None)."""
-    vpd, error = read_vpd(dev_path)
-    info = {"present": vpd is not None or error is not None, "readable": vpd is not None, "error": error,
+    """VPD facts of a Mellanox function: ``vpd`` and ``nvlink_switch_mgmt`` (bool or None).
+
+    The marker is looked for in the raw bytes, so a VPD that does not parse still shows it;
+    without the marker such a VPD leaves ``nvlink_switch_mgmt`` unknown (None).
+    """
+    data, error = read_vpd_bytes(dev_path)
+    vpd = None
+    if data is not None:
+        try:
+            vpd = parse_vpd(data)
+        except VpdError as exc:
+            error = "%s: %s" % (os.path.join(dev_path, "vpd"), exc)
+    info = {"present": data is not None or error is not None, "readable": vpd is not None, "error": error,
             "id_string": None, "part_number": None, "sw_mng": None}
+    if data is not None and (vpd is not None or vpd_has_sw_mng(data)):
+        info["sw_mng"] = vpd_has_sw_mng(data)
     if vpd is not None:
         info["id_string"] = vpd["id_string"]
         info["part_number"] = vpd_text(vpd["ro"]["PN"]) if "PN" in vpd["ro"] else None
-        info["sw_mng"] = vpd_has_sw_mng(vpd)
         if not vpd["complete"]:
             info["error"] = "VPD ends before its end tag (partial read)"
     entry["vpd"] = info

@@ -216,7 +216,7 @@ def test_vpd_bytes_by_hand():
     data = (b"\x82\x05\x00CX-7 "            # identifier string, 5 bytes
             b"\x90\x0e\x00"                  # VPD-R, 14 bytes
             b"PN\x03ABC"                     # part number
-            b"V0\x03SW_"                     # not the marker: a token must be whole
+            b"V0\x03SW_"                     # not the marker: it must be whole
             b"RV\x02\x00\x00"                # checksum + reserved (not returned)
             b"\x91\x08\x00"                  # VPD-W, 8 bytes
             b"V1\x05SW_MN"                   # read-write keyword, still not the marker
@@ -224,11 +224,11 @@ def test_vpd_bytes_by_hand():
     vpd = pci.parse_vpd(data)
     assert vpd == {"id_string": "CX-7", "ro": {"PN": b"ABC", "V0": b"SW_"}, "rw": {"V1": b"SW_MN"},
                    "complete": True}
-    assert pci.vpd_has_sw_mng(vpd) is False
+    assert pci.vpd_has_sw_mng(data) is False
     # the same bytes with the whole marker in the VPD-W keyword (lengths adjusted)
     marked = data.replace(b"\x91\x08\x00V1\x05SW_MN", b"\x91\x09\x00V1\x06SW_MNG")
     assert pci.parse_vpd(marked)["rw"] == {"V1": b"SW_MNG"}
-    assert pci.vpd_has_sw_mng(pci.parse_vpd(marked)) is True
+    assert pci.vpd_has_sw_mng(marked) is True
 
 
 def test_vpd_rv_checksum_of_the_builder():
@@ -241,15 +241,30 @@ def test_sw_mng_marker(data, sw_mng):
     vpd = pci.parse_vpd(data)
     assert vpd["complete"] is True and vpd["id_string"].startswith("NVIDIA ConnectX-7")
     assert pci.vpd_text(vpd["ro"]["PN"]) in ("constructed", "MCX75310AAS-NEAT")
-    assert pci.vpd_has_sw_mng(vpd) is sw_mng
+    assert pci.vpd_has_sw_mng(data) is sw_mng
 
 
-@pytest.mark.parametrize("value, marked", [
+# Issue 18 item 8. SOURCE: NVIDIA/nvrc src/mode.rs (count_sw_mng_from: a Mellanox function whose
+# sysfs vpd bytes contain b"SW_MNG" anywhere is an NVLink management function; its tests use
+# b"some data SW_MNG more data"), https://github.com/NVIDIA/nvrc
+@pytest.mark.parametrize("data, marked", [
     (b"SMDL=SW_MNG", True), (b"SW_MNG", True), (b"MLX:SMDL=SW_MNG:X=1", True), (b"SW_MNG\x00\x00", True),
-    (b"SW_MNGX", False), (b"NOT_SW_MNG", False), (b"sw_mng", False), (b"", False),
+    (b"some data SW_MNG more data", True), (b"SW_MNGX", True), (b"sw_mng", False), (b"SW_MN", False),
+    (b"", False), (None, False),
 ])
-def test_sw_mng_is_a_whole_token(value, marked):
-    assert pci.vpd_has_sw_mng({"ro": {"VA": value}, "rw": {}}) is marked
+def test_sw_mng_anywhere_in_the_bytes(data, marked):
+    assert pci.vpd_has_sw_mng(data) is marked
+
+
+def test_sw_mng_outside_keyword_values():
+    """The marker in the identifier string (product name) or in bytes between resources counts."""
+    in_name = build_sysfs.encode_vpd("NVIDIA ConnectX-7 SW_MNG bridge", {"PN": "constructed"})
+    assert pci.parse_vpd(in_name)["id_string"] == "NVIDIA ConnectX-7 SW_MNG bridge"
+    assert pci.vpd_has_sw_mng(in_name) is True
+    # a small resource (skipped by the parser) carrying it
+    small = NIC_VPD[:-1] + b"\x06SW_MNG" + NIC_VPD[-1:]
+    assert pci.parse_vpd(small)["complete"] is True and pci.vpd_has_sw_mng(NIC_VPD) is False
+    assert pci.vpd_has_sw_mng(small) is True
 
 
 @pytest.mark.parametrize("data, text", [
@@ -276,7 +291,7 @@ def test_partial_vpd_keeps_what_was_read():
     assert vpd["complete"] is False and vpd["id_string"].startswith("NVIDIA") and vpd["ro"] == {}
     # erased EEPROM after the last resource ends the data, it is not an error
     vpd = pci.parse_vpd(SW_MNG_VPD[:-1] + b"\xff" * 32)
-    assert vpd["complete"] is False and pci.vpd_has_sw_mng(vpd) is True
+    assert vpd["complete"] is False and pci.vpd_has_sw_mng(SW_MNG_VPD[:-1] + b"\xff" * 32) is True
 
 
 def _nic(addr, vpd=None, ib="mlx5_0"):
@@ -289,7 +304,8 @@ def _nic(addr, vpd=None, ib="mlx5_0"):
 
 def test_scan_tells_switch_management_from_ordinary_nics(tmp_path):
     root = _tree(tmp_path, [_nic("0000:05:00.0", SW_MNG_VPD, "mlx5_8"), _nic("0000:18:00.0", NIC_VPD),
-                            _nic("0000:40:00.0", b"\x82\x10\x00short", "mlx5_1"), _nic("0000:4f:00.0", None, "mlx5_2")])
+                            _nic("0000:40:00.0", b"\x82\x10\x00short", "mlx5_1"), _nic("0000:4f:00.0", None, "mlx5_2"),
+                            _nic("0000:50:00.0", b"\x82\x40\x00SMDL=SW_MNG cut short", "mlx5_3")])
     nics = dict((n["pci_bus_id"], n) for n in scan_pci(root)["nics"])
     assert nics["0000:05:00.0"]["nvlink_switch_mgmt"] is True
     assert nics["0000:05:00.0"]["vpd"]["part_number"] == "constructed"
@@ -297,6 +313,9 @@ def test_scan_tells_switch_management_from_ordinary_nics(tmp_path):
     assert nics["0000:40:00.0"]["nvlink_switch_mgmt"] is None
     assert "claims 16 bytes" in nics["0000:40:00.0"]["vpd"]["error"]
     assert nics["0000:40:00.0"]["vpd"]["present"] is True and nics["0000:40:00.0"]["vpd"]["readable"] is False
+    # a VPD that does not parse still shows the marker in its bytes
+    assert nics["0000:50:00.0"]["nvlink_switch_mgmt"] is True
+    assert "claims 64 bytes" in nics["0000:50:00.0"]["vpd"]["error"]
     assert nics["0000:4f:00.0"]["vpd"] == {"present": False, "readable": False, "error": None, "id_string": None,
                                            "part_number": None, "sw_mng": None}
 
