@@ -6,8 +6,10 @@
 Three read-only commands, each run with a C locale by the caller's runner:
 
 * ``nvidia-smi --query-gpu=<QUERY_FIELDS> --format=csv,noheader,nounits``
-  (again without ``compute_cap`` when an old driver refuses that field);
-* ``nvidia-smi`` for the ``CUDA Version`` of its banner;
+  (again without ``compute_cap`` when an old driver refuses that field, and with
+  ``kmd_version`` for ``driver_version`` when a driver refuses that one: R610 deprecated
+  ``Driver Version`` for ``KMD Version``, to be removed with CUDA 14);
+* ``nvidia-smi`` for the ``CUDA Version`` of its banner (``CUDA UMD Version`` from R610 on);
 * ``nvidia-smi topo -m``, parsed by ``nvidia_topo.parse_nvidia_topo``.
 """
 
@@ -18,6 +20,7 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.versions import numeric_or_none
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.pci import normalize_bus_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import (
     TopoParseError,
@@ -29,12 +32,15 @@ QUERY_FIELDS = (
     "persistence_mode", "mig.mode.current", "power.limit", "ecc.mode.current",
 )
 LEGACY_QUERY_FIELDS = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
+# What to ask instead when a driver refuses a field (None: leave it out).
+FIELD_FALLBACKS = (("compute_cap", None), ("driver_version", "kmd_version"))
 _NOT_AVAILABLE = ("", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "Unknown Error",
                   "[Insufficient Permissions]", "[GPU is lost]", "[Requested functionality has been deprecated]")
 # nvidia-smi answers every value it cannot give with a bracketed text ("[Unknown Error]",
 # "[GPU requires reset]", ...): none of them is a value.
 _BRACKETED = re.compile(r"^\[.*\]$")
-_CUDA_RE = re.compile(r"CUDA Version:\s*([0-9]+\.[0-9]+)")
+# "CUDA Version: 12.4" up to R595; "CUDA UMD Version: 13.3" from R610 on
+_CUDA_RE = re.compile(r"CUDA (?:UMD )?Version:\s*([0-9]+\.[0-9]+)")
 
 
 def query_args(binary, fields=QUERY_FIELDS):
@@ -44,6 +50,15 @@ def query_args(binary, fields=QUERY_FIELDS):
 def _value(text):
     text = text.strip()
     return None if text in _NOT_AVAILABLE or _BRACKETED.match(text) else text
+
+
+def _version(text):
+    """``580.95.05`` as given; ``610.47 [Deprecated; ...]`` -> ``610.47``; no version -> None."""
+    value = _value(text)
+    if value is None:
+        return None
+    token = value.split()[0]
+    return token if numeric_or_none(token) is not None else None
 
 
 def _enabled(text):
@@ -93,7 +108,7 @@ def parse_query(text, fields=QUERY_FIELDS):
             "name": _value(row["name"]),
             "uuid": _value(row["uuid"]),
             "memory_total_mib": _number(row["memory.total"]),
-            "driver_version": _value(row["driver_version"]),
+            "driver_version": _version(row.get("driver_version", row.get("kmd_version", ""))),
             "compute_capability": _value(row.get("compute_cap", "")),
             "persistence_mode": _enabled(row["persistence_mode"]),
             "mig_mode": {"current": _enabled(mig), "pending": None} if mig is not None else None,
@@ -107,13 +122,45 @@ def parse_query(text, fields=QUERY_FIELDS):
 
 
 def parse_cuda_version(banner):
-    """``CUDA Version: 12.4`` from the plain ``nvidia-smi`` output, or None."""
+    """``CUDA Version: 12.4`` (``CUDA UMD Version: 13.3`` from R610) of the plain ``nvidia-smi``
+    output, or None."""
     match = _CUDA_RE.search(banner or "")
     return match.group(1) if match else None
 
 
-def _refused_compute_cap(rc, out, err):
-    return rc != 0 and "compute_cap" in "%s\n%s" % (out, err)
+def _refused_field(rc, out, err, fields):
+    """The field of ``fields`` that a failed query names (``Field "compute_cap" is not a valid
+    field to query.``), when it is one that has a fallback; else None."""
+    if rc == 0:
+        return None
+    text = "%s\n%s" % (out, err)
+    for field, dummy in FIELD_FALLBACKS:
+        if field in fields and re.search(r"\b%s\b" % re.escape(field), text):
+            return field
+    return None
+
+
+def _without(fields, field):
+    replacement = dict(FIELD_FALLBACKS)[field]
+    return tuple(replacement if f == field else f for f in fields if replacement or f != field)
+
+
+def _kmd_versions(binary, run, rows):
+    """Fill each row's ``driver_version`` from ``kmd_version`` (R610 and newer); quiet on failure."""
+    fields = ("pci.bus_id", "kmd_version")
+    rc, out, dummy = run(query_args(binary, fields))
+    if rc != 0:
+        return
+    by_bus = {}
+    for line in out.splitlines():
+        cells = [cell.strip() for cell in line.split(",")]
+        if len(cells) == 2:
+            try:
+                by_bus[normalize_bus_id(cells[0])] = _version(cells[1])
+            except ValueError:
+                continue
+    for row in rows:
+        row["driver_version"] = by_bus.get(row["pci_bus_id"])
 
 
 def collect(binary, run):
@@ -127,9 +174,11 @@ def collect(binary, run):
               "gpus": {}, "topo": None, "index_to_bus": {}, "errors": []}
     fields = QUERY_FIELDS
     rc, out, err = run(query_args(binary, fields))
-    if _refused_compute_cap(rc, out, err):
-        fields = LEGACY_QUERY_FIELDS
+    refused = _refused_field(rc, out, err, fields)
+    while refused:
+        fields = _without(fields, refused)
         rc, out, err = run(query_args(binary, fields))
+        refused = _refused_field(rc, out, err, fields)
     if rc != 0:
         message = (err or out or "").strip().splitlines()
         result["reason"] = "nvidia-smi failed (rc=%s): %s" % (rc, message[0] if message else "no output")
@@ -140,6 +189,9 @@ def collect(binary, run):
         result["reason"] = "nvidia-smi output not understood: %s" % exc
         return result
     result["answered"] = True
+    if "driver_version" in fields and rows and not any(row["driver_version"] for row in rows):
+        # the deprecated field answered without a version: ask for its successor
+        _kmd_versions(binary, run, rows)
     for index, row in enumerate(rows):
         row["nvidia_smi_index"] = index
         result["gpus"][row["pci_bus_id"]] = row

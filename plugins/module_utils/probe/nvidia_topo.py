@@ -11,6 +11,7 @@ Used on targets (``gpu_facts`` at its nvidia-smi depth) and on the controller
 
     {"gpus": [{"name": "GPU0", "cpu_affinity": [0, 1, ...], "numa_affinity": 0,
                "gpu_numa_id": None}],            # gpu_numa_id only with that column
+                                                 # numa_affinity: [0, 3, 4, ...] on Grace hosts
      "nics": [{"name": "NIC0", "device": "mlx5_0"}],
      "matrix": {"GPU0": {"GPU0": "X", "GPU1": "NV18", "NIC0": "PIX"}, "NIC0": {...}}}
 
@@ -23,6 +24,9 @@ Decisions:
   device (``mlx5_0``, older drivers) has ``device`` equal to that name.
 - ``cpu_affinity`` is a sorted list of ints (``N/A``, empty or missing: ``[]``);
   ``numa_affinity`` and ``gpu_numa_id`` are an int or ``None`` (``N/A``, empty, missing).
+  On Grace hosts (GH200, GB200) ``NUMA Affinity`` is a list of nodes (``0,3-9,11-17``:
+  the CPU's node and the GPU's memory nodes); ``numa_affinity`` is then a sorted list of
+  ints, and stays a single int where one node is printed.
   A GPU carries ``gpu_numa_id`` only when the header has a ``GPU NUMA ID`` column.
 - Lines before the header that do not start with a device name (driver warnings) are
   skipped; the matrix ends at the first blank line or ``Legend:`` line. Only the
@@ -87,28 +91,32 @@ class TopoParseError(ValueError):
             'nvidia-smi topo -m, line {0}: {1}: "{2}"'.format(lineno, problem, shown))
 
 
+def _expand_list(s, what):
+    if s is None:
+        return []
+    text = s.strip()
+    if text in _NOT_AVAILABLE:
+        return []
+    numbers = set()
+    for part in text.split(','):
+        match = _CPU_RANGE_RE.match(part.strip())
+        if not match:
+            raise ValueError('not a {0} list: {1!r}'.format(what, s))
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) is not None else first
+        if last < first or last > _MAX_CPU:
+            raise ValueError('bad {0} range {1!r} in {2!r}'.format(what, part, s))
+        numbers.update(range(first, last + 1))
+    return sorted(numbers)
+
+
 def expand_cpu_list(s):
     """Expand a Linux CPU list (``0-47,96-143``) into a sorted list of ints.
 
     ``None``, ``''`` and ``N/A`` give ``[]``. Raises ``ValueError`` on anything else
     that is not a comma-separated list of numbers and ``a-b`` ranges.
     """
-    if s is None:
-        return []
-    text = s.strip()
-    if text in _NOT_AVAILABLE:
-        return []
-    cpus = set()
-    for part in text.split(','):
-        match = _CPU_RANGE_RE.match(part.strip())
-        if not match:
-            raise ValueError('not a CPU list: {0!r}'.format(s))
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) is not None else first
-        if last < first or last > _MAX_CPU:
-            raise ValueError('bad CPU range {0!r} in {1!r}'.format(part, s))
-        cpus.update(range(first, last + 1))
-    return sorted(cpus)
+    return _expand_list(s, 'CPU')
 
 
 def compress_cpu_list(cpus):
@@ -202,6 +210,19 @@ def _assign_values(values, columns):
     return dict((columns[c][2], values[i][1]) for i, c in enumerate(chosen))
 
 
+def _numa_affinity(text):
+    """``0`` -> 0; ``0,3-9,11-17`` -> [0, 3, 4, ..., 17]; one node in list form -> that int; N/A -> None."""
+    if text in _NOT_AVAILABLE:
+        return None
+    if _INT_RE.match(text):
+        return int(text)
+    try:
+        nodes = _expand_list(text, 'NUMA node')
+    except ValueError:
+        raise ValueError('{0!r} is not a NUMA node, a list of them or N/A'.format(text))
+    return nodes[0] if len(nodes) == 1 else nodes
+
+
 def _optional_int(text):
     if text in _NOT_AVAILABLE:
         return None
@@ -214,7 +235,7 @@ def _gpu_entry(name, found, columns):
     entry = {
         'name': name,
         'cpu_affinity': expand_cpu_list(found.get('cpu_affinity', '')),
-        'numa_affinity': _optional_int(found.get('numa_affinity', '')),
+        'numa_affinity': _numa_affinity(found.get('numa_affinity', '')),
     }
     if any(key == 'gpu_numa_id' for dummy, dummy_title, key in columns):
         entry['gpu_numa_id'] = _optional_int(found.get('gpu_numa_id', ''))
@@ -330,6 +351,8 @@ _LEGEND_TEXT = (
 
 
 def _text_or_na(value):
+    if isinstance(value, list):
+        value = compress_cpu_list(value)
     return 'N/A' if value is None or value == '' else str(value)
 
 

@@ -132,3 +132,85 @@ def test_bracketed_text_is_no_value():
     assert (gpu["name"], gpu["uuid"], gpu["driver_version"], gpu["compute_capability"]) == (None, None, None, None)
     assert gpu["mig_mode"] is None and gpu["ecc_mode"] is None
     assert (gpu["memory_total_mib"], gpu["power_limit_w"]) == (81559, 700)
+
+
+# ---- R610: KMD Version / CUDA UMD Version (issue 18, "Real output the parsers must read") ----
+# SOURCE: https://github.com/sgl-project/sglang/issues/27487 (B200, 610.43.02) and the corpus in
+# tests/fixtures/nvidia-smi/ (test_smi_corpus.py); NVIDIA's nvidia-smi documentation, quoted in
+# https://github.com/PrismML-Eng/Bonsai-demo/pull/122: "deprecated Driver Version and CUDA Version
+# in favor of KMD Version and CUDA UMD Version".
+
+def test_parse_cuda_version_of_the_r610_banner():
+    banner = "| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |"
+    assert nvidia_smi.parse_cuda_version(banner) == "13.3"
+    assert nvidia_smi.parse_cuda_version("CUDA UMD Version: N/A") is None
+
+
+def _query_row(driver_cell):
+    return ("00000000:63:00.0, NVIDIA B200, GPU-1, 183359, %s, 10.0, Enabled, Disabled, 1000.00, Enabled\n"
+            % driver_cell)
+
+
+@pytest.mark.parametrize("cell, version", [
+    # nvidia-smi -q of 610.47 prints "610.47 [Deprecated; will be removed in CUDA 14.0. Use KMD Version
+    # instead]" (https://github.com/Jaded-Encoding-Thaumaturgy/vs-jetpack/pull/297)
+    ("610.47 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]", "610.47"),
+    ("570.133.07", "570.133.07"), ("[Requested functionality has been deprecated]", None),
+    ("not a version", None),
+])
+def test_driver_version_cell(cell, version):
+    assert nvidia_smi.parse_query(_query_row(cell))[0]["driver_version"] == version
+
+
+def _r610_runner(driver_field):
+    """A 610 driver: ``driver_version`` answered as ``driver_field`` says, ``kmd_version`` works."""
+    calls = []
+
+    def run(args):
+        calls.append(args)
+        if args[1:2] == ["--query-gpu=pci.bus_id,kmd_version"]:
+            return 0, "00000000:63:00.0, 610.43.02\n", ""
+        if args[1:] and args[1].startswith("--query-gpu="):
+            fields = args[1].split("=", 1)[1].split(",")
+            if "driver_version" in fields and driver_field == "refused":
+                return 2, 'Field "driver_version" is not a valid field to query.\n', ""
+            cell = "610.43.02" if "kmd_version" in fields else "[Requested functionality has been deprecated]"
+            return 0, _query_row(cell), ""
+        if args == [SMI]:
+            return 0, "| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |\n", ""
+        return 1, "", "no topo here"
+    run.calls = calls
+    return run
+
+
+@pytest.mark.parametrize("driver_field", ["refused", "deprecated"])
+def test_r610_driver_version_falls_back_to_kmd_version(driver_field):
+    run = _r610_runner(driver_field)
+    found = nvidia_smi.collect(SMI, run)
+    assert found["answered"] is True
+    assert found["driver_version"] == "610.43.02" and found["cuda_version"] == "13.3"
+    assert found["gpus"]["0000:63:00.0"]["driver_version"] == "610.43.02"
+    queries = [c[1] for c in run.calls if c[1:] and c[1].startswith("--query-gpu=")]
+    if driver_field == "refused":
+        assert queries[1] == "--query-gpu=" + ",".join(
+            "kmd_version" if f == "driver_version" else f for f in nvidia_smi.QUERY_FIELDS)
+    else:
+        assert queries[1] == "--query-gpu=pci.bus_id,kmd_version"
+
+
+def test_both_fields_refused_drops_compute_cap_then_renames_driver_version():
+    seen = []
+
+    def run(args):
+        seen.append(args)
+        if args[1:] and args[1].startswith("--query-gpu="):
+            fields = args[1].split("=", 1)[1].split(",")
+            for field in ("compute_cap", "driver_version"):
+                if field in fields:
+                    return 2, 'Field "%s" is not a valid field to query.\n' % field, ""
+            return 0, "00000000:63:00.0, NVIDIA B200, GPU-1, 183359, 610.43.02, Enabled, Disabled, 1000.00, Enabled\n", ""
+        return 1, "", "no"
+
+    found = nvidia_smi.collect(SMI, run)
+    assert found["answered"] is True and found["driver_version"] == "610.43.02"
+    assert len([a for a in seen if a[1:] and a[1].startswith("--query-gpu=")]) == 3

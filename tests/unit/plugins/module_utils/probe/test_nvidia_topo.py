@@ -104,7 +104,9 @@ def test_shape_of_the_result(directory, name):
     for gpu in topo['gpus']:
         assert set(gpu) - {'gpu_numa_id'} == {'name', 'cpu_affinity', 'numa_affinity'}
         assert gpu['cpu_affinity'] == sorted(set(gpu['cpu_affinity']))
-        assert gpu['numa_affinity'] is None or isinstance(gpu['numa_affinity'], int)
+        numa = gpu['numa_affinity']
+        assert numa is None or isinstance(numa, int) or (
+            isinstance(numa, list) and len(numa) > 1 and numa == sorted(set(numa)))
     for nic in topo['nics']:
         assert sorted(nic) == ['device', 'name']
     assert json.loads(json.dumps(topo)) == topo
