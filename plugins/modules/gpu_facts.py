@@ -187,6 +187,8 @@ ansible_facts:
               NVML or nvidia-smi depth, C(uuid), C(memory_total_mib), C(compute_capability),
               C(ecc_mode), C(mig_mode), C(persistence_mode), C(power_limit_w), C(cpu_affinity)
               and more; C(error) when NVML could not read that GPU.
+            - At the nvidia-smi depth C(numa_affinity) is an int, or a sorted list of node numbers
+              on Grace hosts (GH200, GB200), whose C(topo -m) prints several (C(0,3-9,11-17)).
           type: list
           elements: dict
           returned: always
@@ -262,80 +264,32 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.gpu_probe im
     NVIDIA_SMI_CHOICES,
     NVML_CHOICES,
     ProbeError,
-    probe,
 )
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvml import DEFAULT_NVML_PATHS
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.runner import gather
 
-
-TIMEOUT_RC = 124
-
-
-def command_runner(module, timeout):
-    """``run(args) -> (rc, out, err)`` with a C locale and, when ``timeout`` > 0, a time limit.
-
-    The limit is coreutils ``timeout`` (TERM after ``timeout`` seconds, KILL 5 s later), present on
-    every supported platform; where it is missing the command runs without one and ``notes``
-    says so. A killed call answers rc 124 and says it timed out.
-    """
-    wrapper = module.get_bin_path("timeout") if timeout else None
-    notes = []
-    if timeout and not wrapper:
-        notes.append("coreutils timeout not found: nvidia-smi runs without a time limit")
-
-    def run(args):
-        run.called = True
-        full = ([wrapper, "-k", "5", str(timeout)] + list(args)) if wrapper else list(args)
-        rc, out, err = module.run_command(full, environ_update={"LC_ALL": "C"})
-        if wrapper and rc in (TIMEOUT_RC, 128 + 9):
-            return TIMEOUT_RC, "", "%s did not answer within %d s and was killed (a hung GPU?)" % (args[0], timeout)
-        return rc, out, err
-
-    run.notes = notes
-    run.called = False
-    return run
+ARGUMENT_SPEC = dict(
+    sysfs_root=dict(type="path", default="/sys"),
+    procfs_root=dict(type="path", default="/proc"),
+    pci_ids_path=dict(type="path"),
+    nvml=dict(type="str", default="auto", choices=list(NVML_CHOICES)),
+    nvml_path=dict(type="list", elements="path", default=list(DEFAULT_NVML_PATHS)),
+    nvidia_smi=dict(type="str", default="auto", choices=list(NVIDIA_SMI_CHOICES)),
+    nvidia_smi_path=dict(type="path"),
+    nvidia_smi_timeout=dict(type="int", default=30),
+    nvml_init_timeout=dict(type="int", default=30),
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            sysfs_root=dict(type="path", default="/sys"),
-            procfs_root=dict(type="path", default="/proc"),
-            pci_ids_path=dict(type="path"),
-            nvml=dict(type="str", default="auto", choices=list(NVML_CHOICES)),
-            nvml_path=dict(type="list", elements="path", default=list(DEFAULT_NVML_PATHS)),
-            nvidia_smi=dict(type="str", default="auto", choices=list(NVIDIA_SMI_CHOICES)),
-            nvidia_smi_path=dict(type="path"),
-            nvidia_smi_timeout=dict(type="int", default=30),
-            nvml_init_timeout=dict(type="int", default=30),
-        ),
-        supports_check_mode=True,
-    )
-    params = module.params
-    for name in ("nvidia_smi_timeout", "nvml_init_timeout"):
-        if params[name] < 0:
-            module.fail_json(msg="%s must be 0 (no limit) or a number of seconds, got %d" % (name, params[name]))
-
-    run = command_runner(module, params["nvidia_smi_timeout"])
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        facts = probe(
-            sysfs_root=params["sysfs_root"],
-            procfs_root=params["procfs_root"],
-            pci_ids_path=params["pci_ids_path"],
-            nvml=params["nvml"],
-            nvml_path=params["nvml_path"],
-            nvidia_smi=params["nvidia_smi"],
-            nvidia_smi_path=params["nvidia_smi_path"],
-            run_command=run,
-            get_bin_path=module.get_bin_path,
-            nvml_init_timeout=params["nvml_init_timeout"] or None,
-        )
+        facts = gather(module.params, module.run_command, module.get_bin_path)
     except ProbeError as exc:
         module.fail_json(msg=str(exc))
     except Exception as exc:  # never a traceback: say what failed, keep the trace for -vvv
         module.fail_json(msg="gpu_facts failed unexpectedly: %s: %s" % (type(exc).__name__, exc),
                          exception=traceback.format_exc())
-    if run.notes and run.called:
-        facts["errors"].extend({"source": "nvidia-smi", "error": note} for note in run.notes)
     module.exit_json(changed=False, ansible_facts={"gpuops_gpu": facts})
 
 

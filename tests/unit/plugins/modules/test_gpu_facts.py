@@ -224,10 +224,10 @@ def test_unexpected_error_in_nvidia_smi_is_that_depths_reason(trees, tmp_path, m
 
 
 def test_any_other_error_fails_without_a_traceback(trees, tmp_path, monkeypatch):
-    def boom(**kwargs):
+    def boom(*args, **kwargs):
         raise KeyError("gpus")
 
-    monkeypatch.setattr(gpu_facts, "probe", boom)
+    monkeypatch.setattr(gpu_facts, "gather", boom)
     result = _run(_args(trees, "cpu-only", tmp_path))
     assert result["failed"] is True
     assert result["msg"] == "gpu_facts failed unexpectedly: KeyError: 'gpus'"
