@@ -90,6 +90,32 @@ def test_facts_read_from_the_text(directory, name):
             assert gpu['gpu_numa_id'] == facts['gpu_numa_id'], gpu_name
 
 
+def test_every_real_output_names_its_source():
+    """A real output keeps a SOURCE line (its first line) or is listed in SOURCES.md."""
+    with open(os.path.join(REAL_DIR, 'SOURCES.md')) as handle:
+        listed = handle.read()
+    for name in sorted(REAL):
+        first = _read(REAL_DIR, name).split('\n', 1)[0]
+        if first.startswith('# SOURCE: '):
+            assert first.split()[2] == REAL[name]['source'], name
+            assert REAL[name]['source'].startswith('https://github.com/')
+        else:
+            assert '| {0} |'.format(name) in listed, name
+
+
+def test_grace_numa_affinity_is_a_list_and_renders_back():
+    """Issue 18: GB200 prints NUMA Affinity as a node list (0,3-9,11-17); the GPU NUMA ID stays an int."""
+    text = _read(SYNTHETIC_DIR, 'gb200-4gpu-numa-node-lists.txt')
+    topo = parse_nvidia_topo(text)
+    gpu0 = topo['gpus'][0]
+    assert gpu0['numa_affinity'] == [0] + list(range(3, 10)) + list(range(11, 18))
+    assert gpu0['gpu_numa_id'] == 2
+    assert '0,3-9,11-17' in render_nvidia_topo(topo)
+    # a list of one node is that node
+    one = text.replace('0,3-9,11-17', '0-0', 1)
+    assert parse_nvidia_topo(one)['gpus'][0]['numa_affinity'] == 0
+
+
 @pytest.mark.parametrize('directory, name', VALID_CASES, ids=VALID_IDS)
 def test_shape_of_the_result(directory, name):
     topo = parse_nvidia_topo(_read(directory, name))
