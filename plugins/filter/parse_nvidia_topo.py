@@ -23,7 +23,8 @@ description:
   - Takes every layout NVIDIA drivers have printed, whether tab-separated or copied from a terminal
     with spaces; with or without the C(NIC Legend) block and the C(CPU Affinity), C(NUMA Affinity)
     and C(GPU NUMA ID) columns; NIC columns named C(NIC0) or by device (C(mlx5_0)); ANSI underline
-    escapes around the header; C(N/A), empty and missing affinity values.
+    escapes around the header; C(N/A), empty and missing affinity values; C(NUMA Affinity) node
+    lists (C(0,3-9,11-17)) as Grace hosts print them.
   - Lines before the header that do not start with a device name (driver warnings) are skipped.
     The matrix ends at the first blank line; of what follows only the C(NIC Legend) block is read.
   - Fails, naming the line number and quoting the line, on text it cannot read completely
@@ -80,8 +81,11 @@ _value:
           type: list
           elements: int
         numa_affinity:
-          description: The C(NUMA Affinity) cell as a number; null for C(N/A), empty or missing.
-          type: int
+          description:
+            - The C(NUMA Affinity) cell as a number; null for C(N/A), empty or missing.
+            - On Grace hosts (GH200, GB200) the cell lists several nodes (C(0,3-9,11-17)); the value is
+              then a sorted list of node numbers. A single node is always a number.
+          type: raw
         gpu_numa_id:
           description: The C(GPU NUMA ID) cell as a number or null; present only when the output has that column.
           type: int
