@@ -21,7 +21,9 @@ COLLECTIONS := $(CURDIR)/.cache/collections
 LINK := $(COLLECTIONS)/ansible_collections/gpuops/dlserver
 LAB := $(PYTHON) lab/lab.py
 # One molecule run at a time on a machine: scenarios share the lab network and the mirror.
-MOLECULE_LOCK ?= /tmp/gpuops-molecule.lock
+# The lock is machine-wide (every checkout queues on it) and lives under /run, where only root
+# creates files: a lock file that is not a regular file owned by root is refused (lab.py molecule-lock).
+MOLECULE_LOCK ?= /run/gpuops-molecule.lock
 SCENARIOS ?= $(sort $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
@@ -142,7 +144,7 @@ molecule-prep: setup
 # One scenario under the machine-wide lock; its time is counted from when the lock is held.
 molecule-one: setup
 	@echo "=== molecule scenario $(SCENARIO)"; queued=$$(date +%s); \
-	exec 9>>$(MOLECULE_LOCK); flock 9; start=$$(date +%s); \
+	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; start=$$(date +%s); \
 	if [ $$start -gt $$queued ]; then echo "=== waited $$(( start - queued )) s for $(MOLECULE_LOCK)"; fi; \
 	if $(BIN)/molecule test -s $(SCENARIO); then \
 	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \
