@@ -30,7 +30,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit promtool molecule bench-fleet bench-python-stack \
+.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit target-python promtool molecule bench-fleet bench-python-stack \
 	molecule-prep molecule-one lab-images build publish-setup publish-check role-readmes release volcano-render
 
 help:
@@ -88,6 +88,7 @@ test:
 	$(call STAGE,lint,$(SUBMAKE) lint); \
 	$(call STAGE,sanity,$(SUBMAKE) sanity); \
 	$(call STAGE,unit,$(SUBMAKE) unit); \
+	$(call STAGE,target Python 3.8 (vermin),$(SUBMAKE) target-python); \
 	$(call STAGE,publish (galaxy-importer$(,) antsibull-docs$(,) ansible-builder),$(SUBMAKE) publish-check); \
 	$(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
 	$(call STAGE,promtool and dashboard schema,$(SUBMAKE) promtool); \
@@ -120,6 +121,11 @@ sanity: setup
 
 unit: setup
 	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider
+
+## target-python: the modules and every module_utils file they import run on the managed nodes'
+## oldest Python, 3.8 (vermin; tools/target_python.py finds the files from the modules' imports)
+target-python: setup
+	$(BIN)/python tools/target_python.py
 
 ## promtool: Debian's promtool (unpacked into .cache, no service started) checks the generated
 ## prometheus.yml, the rules, the rule unit tests (every alert fires and stays silent), the GPU
