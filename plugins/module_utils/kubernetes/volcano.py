@@ -27,7 +27,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano
     FOREIGN_LABEL_PREFIXES, GPU_OPERATOR_CRD, GPU_OPERATOR_NODE_LABEL, HIERARCHY_MIN_VERSION, JOB_DONE_PHASES,
     JOB_PHASES, JOB_POLICY_ACTIONS, JOB_POLICY_EVENTS, LABEL_VALUE, PINNED_VERSION, QUANTITY, RESOURCE_PATTERNS,
     SCHEDULER_CONFIG_KEY, SCHEDULER_CONFIGMAP, SCHEDULER_DEPLOYMENT, SCHEDULER_VOCABULARY, VALIDATED_KUBERNETES,
-    VOLCANO_VERSION, VolcanoError, check_compatibility, minor, parse_version, volcano_version_errors,
+    VOLCANO_VERSION, IMAGE_REFERENCE, CHART_REF, CHART_REPO_URL, MANIFEST_CHECKSUM, VolcanoError, check_compatibility,
+    minor, parse_version, volcano_version_errors,
 )
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_scheduling import (  # noqa: F401  pylint: disable=unused-import
     QUEUE_KEYS, PRIORITY_CLASS_KEYS, checksum, priority_class_errors, queue_errors, render_priority_class,
@@ -46,9 +47,27 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano
 INSTALL_METHODS = ('helm', 'manifest')
 
 
-def input_errors(inputs):
-    """Every problem with the role's typed inputs, before the cluster is read."""
+def _name_errors(inputs, checks):
+    """``checks``: (key, pattern, what); an error naming volcano_<key> for each value that is no such name."""
     errors = []
+    for key, pattern, what in checks:
+        value = inputs.get(key)
+        if not isinstance(value, str) or not pattern.match(value):
+            errors.append('volcano_%s %r is not %s' % (key, value, what))
+    return errors
+
+
+def _whole(pattern, value):
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def input_errors(inputs):
+    """Every problem with the role's typed inputs, before the cluster is read and before anything
+    is applied: the values that reach Helm, the manifest, the device plugin, the smoke job and the
+    waits included (each matched whole, so a newline or a second word is refused)."""
+    errors = volcano_version_errors(inputs['version'])
+    if errors:
+        return errors
     try:
         vocabulary(inputs['version'])
     except VolcanoError as exc:
@@ -59,8 +78,34 @@ def input_errors(inputs):
     errors.extend(queue_errors(inputs['queues'], inputs['version']))
     errors.extend(priority_class_errors(inputs['priority_classes']))
     errors.extend(label_prefix_errors(inputs['node_label_prefix']))
-    if not DNS1123_LABEL.match(inputs['namespace'] or ''):
-        errors.append('volcano_namespace %r is not a namespace name' % inputs['namespace'])
+    label = 'a DNS-1123 label (lower case letters, digits and -, at most 63)'
+    errors.extend(_name_errors(inputs, (
+        ('namespace', DNS1123_LABEL, 'a namespace name (%s)' % label),
+        ('device_plugin_namespace', DNS1123_LABEL, 'a namespace name (%s)' % label),
+        ('smoke_namespace', DNS1123_LABEL, 'a namespace name (%s)' % label),
+        ('smoke_name', DNS1123_LABEL, 'a Volcano job name (%s)' % label),
+    )))
+    for key in ('namespace', 'device_plugin_namespace', 'smoke_namespace', 'smoke_name'):
+        if isinstance(inputs.get(key), str) and len(inputs[key]) > 63:
+            errors.append('volcano_%s %r is longer than 63 characters' % (key, inputs[key]))
+    runtime_class = inputs.get('device_plugin_runtime_class')
+    if runtime_class and not (isinstance(runtime_class, str) and DNS1123_LABEL.match(runtime_class)):
+        errors.append('volcano_device_plugin_runtime_class %r is not a RuntimeClass handler name (%s), or empty'
+                      % (runtime_class, label))
+    for key in ('device_plugin_image', 'smoke_image'):
+        if not _whole(IMAGE_REFERENCE, inputs.get(key)):
+            errors.append('volcano_%s %r is not an image reference such as registry/path:tag or '
+                          'registry/path@sha256:<digest>' % (key, inputs.get(key)))
+    if inputs['install_method'] == 'helm':
+        if not _whole(CHART_REF, inputs.get('chart_ref')):
+            errors.append('volcano_chart_ref %r is not a chart reference (repo/name, a path or oci://...; one word)'
+                          % (inputs.get('chart_ref'),))
+        if inputs.get('chart_repo_url') and not _whole(CHART_REPO_URL, inputs['chart_repo_url']):
+            errors.append('volcano_chart_repo_url %r is not an http(s) URL' % (inputs['chart_repo_url'],))
+    for key in ('wait_timeout', 'smoke_timeout'):
+        value = inputs.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            errors.append('volcano_%s %r must be a number of seconds above 0' % (key, value))
     if inputs['install_method'] == 'manifest':
         src = inputs['manifest_src']
         if not src:
@@ -69,6 +114,8 @@ def input_errors(inputs):
         elif src.startswith(('http://', 'https://')) and not inputs['manifest_checksum']:
             errors.append('volcano_manifest_checksum: a manifest downloaded from %s needs its checksum '
                           '(sha256:<hex>)' % src)
+        if inputs['manifest_checksum'] and not _whole(MANIFEST_CHECKSUM, inputs['manifest_checksum']):
+            errors.append('volcano_manifest_checksum %r is not sha256:<64 hex digits>' % (inputs['manifest_checksum'],))
     queue_names = [q.get('name') for q in inputs['queues'] if isinstance(q, dict)] + ['default']
     if inputs['smoke_job'] and inputs['smoke_queue'] not in queue_names:
         errors.append('volcano_smoke_queue %r is neither default nor a queue of volcano_queues' % inputs['smoke_queue'])
@@ -187,16 +234,34 @@ def daemonsets_from_resources(resources):
 def manifest_objects(documents, namespace, scheduler_config_exists):
     """The release manifest's objects to apply. Once the scheduler ConfigMap exists, the
     manifest's copy is left out: the role writes that ConfigMap itself, and re-applying the
-    release's default would undo it on every run (and roll the scheduler twice)."""
+    release's default would undo it on every run (and roll the scheduler twice). A document
+    that is not a Kubernetes object (a string, metadata that is not a mapping) is the role's
+    error naming volcano_manifest_src, before anything is applied."""
     objects = []
-    for doc in documents or []:
-        if not isinstance(doc, dict) or not doc.get('kind'):
+    errors = []
+    for index, doc in enumerate(documents or [], 1):
+        if doc is None:
             continue
-        meta = doc.get('metadata') or {}
+        if not isinstance(doc, dict):
+            errors.append('document %d is not a mapping (%s)' % (index, type(doc).__name__))
+            continue
+        if not doc.get('kind'):
+            continue
+        if not isinstance(doc['kind'], str):
+            errors.append('document %d: kind is not a string' % index)
+            continue
+        meta = doc.get('metadata')
+        if meta is None:
+            meta = {}
+        if not isinstance(meta, dict):
+            errors.append('document %d (%s): metadata is not a mapping' % (index, doc['kind']))
+            continue
         if (scheduler_config_exists and doc['kind'] == 'ConfigMap' and meta.get('name') == SCHEDULER_CONFIGMAP
                 and meta.get('namespace', namespace) == namespace):
             continue
         objects.append(doc)
+    if errors:
+        raise VolcanoError(['volcano_manifest_src: %s' % e for e in errors])
     return objects
 
 

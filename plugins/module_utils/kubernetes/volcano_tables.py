@@ -60,7 +60,17 @@ COMPATIBILITY = {
 
 # The Volcano release the role installs by default (chart version = app version).
 PINNED_VERSION = '1.13.0'
+# Matched whole (re.fullmatch): the version reaches Helm's command line as the chart version.
 VOLCANO_VERSION = re.compile(r'[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?')
+# A container image reference (distribution's reference grammar): [registry[:port]/]path[:tag][@digest].
+IMAGE_REFERENCE = re.compile(
+    r'(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]+)?/)?'
+    r'[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*'
+    r'(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?')
+# A Helm chart reference: repo/name, a path or an oci:// URL; one word, never an option.
+CHART_REF = re.compile(r'[A-Za-z0-9./~][A-Za-z0-9._~/:@+-]*')
+CHART_REPO_URL = re.compile(r'https?://[A-Za-z0-9._~:/?#\[\]@!$&()*+,;=%-]+')
+MANIFEST_CHECKSUM = re.compile(r'sha256:[0-9a-f]{64}')
 
 # Kubernetes versions whose OpenAPI schemas the collection's tests validate every rendered
 # core object against (kubernetes-validate, pinned in requirements/test.txt).
@@ -88,16 +98,16 @@ CHECKSUM_ANNOTATION = 'checksum/scheduler-config'
 # of device plugins the collection knows (nvidia.com/gpu and the MIG/shared forms).
 CORE_RESOURCES = ('cpu', 'memory', 'pods', 'ephemeral-storage')
 RESOURCE_PATTERNS = (
-    re.compile(r'^hugepages-[0-9]+(Ki|Mi|Gi)$'),
-    re.compile(r'^nvidia\.com/gpu(\.shared)?$'),
-    re.compile(r'^nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\+me)?$'),
-    re.compile(r'^volcano\.sh/vgpu-(number|memory|cores)$'),
+    re.compile(r'^hugepages-[0-9]+(Ki|Mi|Gi)\Z'),
+    re.compile(r'^nvidia\.com/gpu(\.shared)?\Z'),
+    re.compile(r'^nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\+me)?\Z'),
+    re.compile(r'^volcano\.sh/vgpu-(number|memory|cores)\Z'),
 )
 QUANTITY = re.compile(r'^(\+)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)'
-                      r'|(\.[0-9]+))))?$')
-DNS1123_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
-DNS1123_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
-LABEL_VALUE = re.compile(r'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')
+                      r'|(\.[0-9]+))))?\Z')
+DNS1123_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z')
+DNS1123_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z')
+LABEL_VALUE = re.compile(r'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z')
 
 # Label prefixes that belong to other tools: the role never writes under them.
 FOREIGN_LABEL_PREFIXES = ('nvidia.com', 'feature.node.kubernetes.io', 'kubernetes.io', 'k8s.io',
