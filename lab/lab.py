@@ -42,19 +42,23 @@ import argparse
 import functools
 import json
 import os
-import shutil  # noqa: F401  pylint: disable=unused-import  (tests patch shutil.which through this module)
+import shutil  # pylint: disable=unused-import  # the lab's API: tests patch shutil.which through it
 import stat
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-# pylint: disable=wrong-import-position
-from gpuops_lab import aptcache, common, engine, images, mirror, network, nodes, services  # noqa: E402
+# The lab's API (bench/fleet_bench.py, tests/unit/lab): names of the package, re-exported here.
+# pylint: disable=wrong-import-position,unused-import
+from gpuops_lab import aptcache, common, engine, images, mirror, network, nodes  # noqa: E402
 from gpuops_lab.common import LABEL, CHECKOUT_LABEL, NODE_KINDS, LabError, docker_answers, log, run  # noqa: E402,F401
 from gpuops_lab.engine import ensure_packages, need_root  # noqa: E402,F401
-from gpuops_lab.images import PACKAGES, RELEASES, host_debian_mirror, image_exists, recipe_hash, sources_deb822  # noqa: E402,F401
+from gpuops_lab.images import (  # noqa: E402,F401
+    PACKAGES, RELEASES, host_debian_mirror, image_exists, recipe_hash, sources_deb822,
+)
 from gpuops_lab.aptcache import APT_CACHE_CONF, cache_path, url_allowed  # noqa: E402,F401
 from gpuops_lab.services import is_lab_service_argv, listener_pids, proc_cmdline  # noqa: E402,F401
+# pylint: enable=wrong-import-position,unused-import
 
 LAB_PY = os.path.abspath(__file__)
 CFG = common.settings_from_env(LAB_PY)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Target-side Python: every module and every module_utils file a module imports (directly or
 through other module_utils) must run on the managed nodes' oldest Python, 3.8.
 
@@ -81,7 +81,7 @@ def target_files(root=ROOT):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--list", action="store_true", help="list the target-side files and stop")
     parser.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)
     parser.add_argument("--vermin", default=os.path.join(os.path.dirname(sys.executable), "vermin"),

@@ -60,7 +60,6 @@ rm -f /var/lib/apt/periodic/update-success-stamp
 """
 
 
-
 def host_debian_mirror():
     """The Debian mirror this host uses, so nodes install from the same place."""
     if os.environ.get("GPUOPS_LAB_DEBIAN_MIRROR"):

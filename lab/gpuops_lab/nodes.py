@@ -48,7 +48,7 @@ def load_nodes(cfg):
         if not spec:
             continue
         nodes.append(node_spec(cfg, {"name": name, "ip": hostvars[name]["ansible_host"], "debian": spec.get("debian"),
-                                "fixture": hostvars[name].get("gpuops_fixture")}, "node"))
+                                     "fixture": hostvars[name].get("gpuops_fixture")}, "node"))
     if not nodes:
         raise LabError("no host in %s has gpuops_lab_node" % inventory)
     return nodes
