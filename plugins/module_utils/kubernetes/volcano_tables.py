@@ -3,12 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The volcano role's tables (compatibility, scheduler vocabulary, names, patterns) and versions.
 
-Part of the volcano decisions (kubernetes/volcano.py builds the plan from them).
-
-Pure functions, no I/O. The role reads the cluster (version, nodes, what is installed) and
-hands it to build_plan() with its typed inputs; the plan holds every object to apply, the
-node label patches, the smoke job and the reasons, or the errors that stop the role before it
-changes anything (each naming the role variable to change).
+Part of the volcano decisions (kubernetes/volcano.py builds the plan from them). Pure, no I/O.
 
 Sources of the tables below (checked when the pinned version changes):
 
