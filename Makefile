@@ -21,14 +21,16 @@ COLLECTIONS := $(CURDIR)/.cache/collections
 LINK := $(COLLECTIONS)/ansible_collections/gpuops/dlserver
 LAB := $(PYTHON) lab/lab.py
 # One molecule run at a time on a machine: scenarios share the lab network and the mirror.
-MOLECULE_LOCK ?= /tmp/gpuops-molecule.lock
+# The lock is machine-wide (every checkout queues on it) and lives under /run, where only root
+# creates files: a lock file that is not a regular file owned by root is refused (lab.py molecule-lock).
+MOLECULE_LOCK ?= /run/gpuops-molecule.lock
 SCENARIOS ?= $(sort $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit promtool molecule bench-fleet bench-python-stack \
+.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit target-python promtool molecule bench-fleet bench-python-stack \
 	molecule-prep molecule-one lab-images build publish-setup publish-check role-readmes release volcano-render
 
 help:
@@ -86,6 +88,7 @@ test:
 	$(call STAGE,lint,$(SUBMAKE) lint); \
 	$(call STAGE,sanity,$(SUBMAKE) sanity); \
 	$(call STAGE,unit,$(SUBMAKE) unit); \
+	$(call STAGE,target Python 3.8 (vermin),$(SUBMAKE) target-python); \
 	$(call STAGE,publish (galaxy-importer$(,) antsibull-docs$(,) ansible-builder),$(SUBMAKE) publish-check); \
 	$(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
 	$(call STAGE,promtool and dashboard schema,$(SUBMAKE) promtool); \
@@ -119,6 +122,11 @@ sanity: setup
 unit: setup
 	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider
 
+## target-python: the modules and every module_utils file they import run on the managed nodes'
+## oldest Python, 3.8 (vermin; tools/target_python.py finds the files from the modules' imports)
+target-python: setup
+	$(BIN)/python tools/target_python.py
+
 ## promtool: Debian's promtool (unpacked into .cache, no service started) checks the generated
 ## prometheus.yml, the rules, the rule unit tests (every alert fires and stays silent), the GPU
 ## textfile of every fixture host and the dashboard's queries; the dashboard is checked against
@@ -142,7 +150,7 @@ molecule-prep: setup
 # One scenario under the machine-wide lock; its time is counted from when the lock is held.
 molecule-one: setup
 	@echo "=== molecule scenario $(SCENARIO)"; queued=$$(date +%s); \
-	exec 9>>$(MOLECULE_LOCK); flock 9; start=$$(date +%s); \
+	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; start=$$(date +%s); \
 	if [ $$start -gt $$queued ]; then echo "=== waited $$(( start - queued )) s for $(MOLECULE_LOCK)"; fi; \
 	if $(BIN)/molecule test -s $(SCENARIO); then \
 	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \

@@ -54,15 +54,22 @@ _value:
   elements: dict
 """
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano import (
+    VolcanoError,
     manifest_objects,
 )
 
 
 def volcano_manifest_objects(documents, namespace, scheduler_config_exists):
     """The release manifest's objects, without the scheduler ConfigMap once it exists."""
-    return manifest_objects(plain(list(documents or [])), str(namespace), bool(scheduler_config_exists))
+    try:
+        return manifest_objects(plain(list(documents or [])), str(namespace), bool(scheduler_config_exists))
+    except VolcanoError as exc:
+        raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: nothing was applied from the manifest; %s'
+                                 % '; '.join(exc.errors))
 
 
 class FilterModule(object):

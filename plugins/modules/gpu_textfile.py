@@ -18,7 +18,7 @@ description:
     decisions, the reboots gpuops roles left pending and the kernel updates the os_tuning hold
     keeps back - as C(gpuops_*) metrics in Prometheus' text format
     (C(plugins/module_utils/monitoring/gpu_textfile.py)).
-  - Writes them atomically (a temporary file in the same directory, then a rename), so that
+  - Writes them atomically (a temporary file in the same directory, then C(atomic_move)), so that
     node_exporter never reads half a file; the file changes only when a value changed.
   - "Reads on the host: O(reboot_marker) and O(os_tuning_status_file), when they exist."
 author:
@@ -83,9 +83,10 @@ reboot_pending_roles:
 
 import json
 import os
-import tempfile
+import re
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import write_atomic
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.gpu_textfile import parse_reboot_marker, render
 
 
@@ -112,6 +113,9 @@ def main():
     params = module.params
     path = params['path']
     directory = os.path.dirname(path)
+    if not re.match(r'0?[0-7]{3}\Z', params['mode']):
+        module.fail_json(msg='mode: %r is not an octal file mode such as 0644' % params['mode'])
+    mode = int(params['mode'], 8)
     if not path.endswith('.prom'):
         module.fail_json(msg='path: %s must end in .prom, or the textfile collector ignores it' % path)
     if not os.path.isdir(directory) and not module.check_mode:
@@ -130,15 +134,9 @@ def main():
     result = dict(changed=changed, content=content, reboot_pending_roles=parse_reboot_marker(marker),
                   diff=dict(before=before or '', after=content, before_header=path, after_header=path))
     if changed and not module.check_mode:
-        handle, tmp = tempfile.mkstemp(prefix='.gpuops.', suffix='.tmp', dir=directory)
         try:
-            with os.fdopen(handle, 'w') as out:
-                out.write(content)
-            os.chmod(tmp, int(params['mode'], 8))
-            os.rename(tmp, path)
+            write_atomic(path, content, mode, module=module)
         except (IOError, OSError) as exc:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
             module.fail_json(msg='path: cannot write %s: %s' % (path, exc))
     if not changed or module.check_mode:
         if before is not None and not module.check_mode:

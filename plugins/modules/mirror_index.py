@@ -173,7 +173,7 @@ def main():
                               before_header=result['index'], after_header=result['index'])
     if changed and not module.check_mode:
         try:
-            write_index(mirror_dir, new_text)
+            write_index(mirror_dir, new_text, module=module)
         except OSError as exc:
             module.fail_json(msg='cannot write %s: %s' % (result['index'], exc), problems=[str(exc)])
     module.exit_json(**result)

@@ -60,7 +60,7 @@ options:
     type: str
     default: '*'
 requirements:
-  - Python 3.11 or newer on the host (tomllib)
+  - Python 3.8 or newer on the host (TOML is read with tomllib on 3.11 and newer, else with the collection's reader)
   - gpg on the host (action resolve)
 notes:
   - The known-vulnerable versions are data in the collection

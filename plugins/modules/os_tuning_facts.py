@@ -228,99 +228,9 @@ problems:
   elements: str
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
-
-C_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
-REQUIRED_INPUTS = ('apply_live', 'sysctl_file', 'limits_file', 'systemd_limits_file', 'status_file',
-                   'reboot_timeout')
-
-
-class HostReader(object):
-    """Reads the host state os_tuning decides on, under ``root``."""
-
-    def __init__(self, module, root):
-        self.module = module
-        self.root = root
-
-    def path(self, path):
-        return os.path.join(self.root, path.lstrip('/'))
-
-    def exists(self, path):
-        return os.path.exists(self.path(path))
-
-    def read(self, path):
-        try:
-            with open(self.path(path)) as handle:
-                return handle.read()
-        except (IOError, OSError) as exc:
-            self.module.fail_json(msg='os_tuning_facts: cannot read %s: %s' % (path, exc), rc=1, stderr=str(exc))
-
-    def run(self, argv, what):
-        rc, out, err = self.module.run_command(argv, environ_update=C_ENV)
-        if rc != 0:
-            self.module.fail_json(msg='os_tuning_facts: %s failed (%s)' % (what, ' '.join(argv)),
-                                  rc=rc, stdout=out, stderr=err)
-        return out
-
-    def sysctl_live(self, keys):
-        values = {}
-        for key in keys:
-            # sysctl names use '.' between components and '/' for a '.' inside one.
-            path = '/proc/sys/' + key.translate(str.maketrans('./', '/.'))
-            if self.exists(path):
-                values[key] = self.read(path).strip()
-        return values
-
-    def packages(self, backend):
-        if backend == 'dpkg':
-            out = self.run(['dpkg-query', '-W', '-f', '${Package}\\t${Version}\\t${db:Status-Abbrev}\\n'],
-                           'listing the installed packages')
-            result = {}
-            for line in out.splitlines():
-                fields = line.split('\t')
-                if len(fields) == 3 and fields[2][1:2] == 'i':
-                    result[fields[0]] = {'version': fields[1], 'held': fields[2][:1] == 'h'}
-            return result
-        out = self.run(['rpm', '-qa', '--qf', '%{NAME}\\t%{VERSION}-%{RELEASE}\\n'], 'listing the installed packages')
-        return dict((f[0], {'version': f[1], 'held': False})
-                    for f in (line.split('\t') for line in out.splitlines()) if len(f) == 2)
-
-
-def read_host(module, reader, inputs, platform, context):
-    """Everything the decisions need, read once, no more than they need."""
-    p = module.params
-    now = os_tuning.live(inputs['apply_live'], p['in_container'], p['virtualization_type'])
-    wanted_cmdline = bool(inputs.get('kernel_cmdline'))
-    grub_tool = reader.exists(platform['grub_tool'])
-    host = {
-        'cmdline': reader.read('/proc/cmdline') if wanted_cmdline else '',
-        'boot_text': None,
-        'grub_tool': grub_tool,
-        'cpufreq_driver': reader.exists(os_tuning.CPUFREQ_PROBE),
-        'units': dict((unit, reader.exists(os.path.join(os_tuning.UNIT_DIR, unit)))
-                      for unit in (os_tuning.THP_UNIT, os_tuning.CPUFREQ_UNIT)),
-        'packages': {},
-        'simulation': None,
-        'sysctl_live': reader.sysctl_live(sorted(os_tuning.merge_sysctl(inputs))) if now['live'] else {},
-    }
-    if wanted_cmdline and now['host_owned'] and grub_tool:
-        if platform['cmdline_backend'] == 'grubby':
-            host['boot_text'] = reader.run([platform['grub_tool'], '--info=DEFAULT'], 'reading the default boot entry')
-        elif reader.exists(platform['grub_cfg']):
-            host['boot_text'] = reader.read(platform['grub_cfg'])
-    if context['driver_required'] and inputs.get('hold_kernel'):
-        host['packages'] = reader.packages(platform['hold_backend'])
-    kernel_globs = os_tuning.unattended(inputs, platform, context['driver_required'])['kernel_globs']
-    holds = os_tuning.kernel_hold(inputs, platform, context['driver_required'], context['kernel'], host['packages'])
-    if platform['unattended_backend'] == 'apt' and (kernel_globs or holds['held']):
-        out = reader.run(['apt-get', '--simulate', '--ignore-hold', '-o', 'Debug::NoLocking=true', 'dist-upgrade'],
-                         'simulating the upgrades')
-        host['simulation'] = os_tuning.parse_apt_simulation(out)
-    return host
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_host
 
 
 def main():
@@ -347,29 +257,11 @@ def main():
         ),
         supports_check_mode=True,
     )
-    params = module.params
-    inputs, platform = params['inputs'], params['platform']
-    missing = [name for name in REQUIRED_INPUTS if name not in inputs]
-    if missing:
-        module.fail_json(msg='os_tuning_facts: inputs lacks %s; pass the converted role inputs (__os_tuning)'
-                             % ', '.join(missing))
-    if platform['cmdline_backend'] == 'grub_dropin' and not platform.get('grub_dropin'):
-        module.fail_json(msg='os_tuning_facts: platform.grub_dropin is required with the grub_dropin backend')
-    problems = os_tuning.problems(inputs)
-    if problems:
-        module.fail_json(msg='gpuops.dlserver.os_tuning: bad input, nothing was changed: %s.' % '; '.join(problems),
-                         problems=problems)
-    context = {
-        'in_container': params['in_container'], 'virtualization_type': params['virtualization_type'],
-        'virtualization_role': params['virtualization_role'], 'driver_required': params['driver_required'],
-        'kernel': params['kernel'], 'check_mode': module.check_mode,
-    }
-    reader = HostReader(module, params['root'])
-    host = read_host(module, reader, inputs, platform, context)
-    decisions = os_tuning.decide(inputs, platform, context, host)
-    marker = reader.read(params['reboot_marker']) if reader.exists(params['reboot_marker']) else ''
-    decisions['reboot_record'] = os_tuning.reboot_record(decisions['reboot'], marker)
-    module.exit_json(changed=False, ansible_facts={'os_tuning_status': decisions['status']}, **decisions)
+    try:
+        result = os_tuning_host.facts(module.params, module.check_mode, module.run_command)
+    except os_tuning_host.HostError as exc:
+        module.fail_json(msg=exc.msg, **exc.details)
+    module.exit_json(**result)
 
 
 if __name__ == '__main__':

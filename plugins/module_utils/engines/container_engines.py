@@ -14,8 +14,9 @@ tests/unit/plugins/module_utils/data/container_engines_cases.yml:
 - CRI-O: a drop-in of the role's own under crio.conf.d.
 - /etc/nvidia-container-runtime/config.toml: the package's settings with the user's merged in.
 
-TOML is read with tomllib (Python >= 3.11 on the managed nodes); the role's own files are
-rendered by ``dump_toml``.
+TOML is read by ``toml_lite.loads``: tomllib where the managed node's Python has it (3.11+),
+else the collection's reader of the TOML these files use (Ubuntu 22.04's 3.10, EL 9's 3.9,
+Python 3.8 and newer); the role's own files are rendered by ``dump_toml``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,12 +26,7 @@ __metaclass__ = type
 import json
 import re
 
-try:
-    import tomllib
-    HAS_TOMLLIB = True
-except ImportError:  # Python < 3.11: the module fails naming the requirement
-    tomllib = None
-    HAS_TOMLLIB = False
+from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import toml_lite
 
 HEADER = '# Managed by Ansible (gpuops.dlserver.nvidia_container_toolkit): local changes are overwritten.\n'
 CONTAINERD_CRI = {2: 'io.containerd.grpc.v1.cri', 3: 'io.containerd.cri.v1.runtime'}
@@ -43,7 +39,7 @@ class ConfigError(Exception):
 
 # --------------------------------------------------------------------------- TOML
 
-_BARE_KEY = re.compile(r'^[A-Za-z0-9_-]+$')
+_BARE_KEY = re.compile(r'[A-Za-z0-9_-]+\Z')
 
 
 def _key(key):
@@ -83,11 +79,9 @@ def dump_toml(data, prefix=()):
 
 
 def parse_toml(text, path):
-    if not HAS_TOMLLIB:
-        raise ConfigError('reading %s needs Python 3.11 or newer (tomllib) on the host' % path)
     try:
-        return tomllib.loads(text)
-    except Exception as exc:  # tomllib.TOMLDecodeError
+        return toml_lite.loads(text)
+    except toml_lite.TomlError as exc:
         raise ConfigError('%s is not valid TOML: %s' % (path, exc))
 
 

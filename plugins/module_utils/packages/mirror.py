@@ -21,6 +21,17 @@ import hashlib
 import os
 import re
 
+try:
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import write_atomic
+except ImportError:  # this file loaded by path (tests/doubles, outside Ansible): core/files.py beside it
+    import importlib.util
+
+    _SPEC = importlib.util.spec_from_file_location(
+        'gpuops_core_files', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'core', 'files.py'))
+    _FILES = importlib.util.module_from_spec(_SPEC)
+    _SPEC.loader.exec_module(_FILES)
+    write_atomic = _FILES.write_atomic
+
 SUMS_NAME = 'SHA256SUMS'
 _HEX64 = re.compile(r'^[0-9a-f]{64}$')
 _CHECKSUM = re.compile(r'^sha256:([0-9a-fA-F]{64})$')
@@ -214,11 +225,7 @@ def index_mirror(mirror_dir, artifacts=(), scan=()):
     return old_text, new_text, changes, problems
 
 
-def write_index(mirror_dir, text):
-    """Write SHA256SUMS atomically (a reader never sees half an index)."""
-    path = os.path.join(mirror_dir, SUMS_NAME)
-    tmp = path + '.tmp.%d' % os.getpid()
-    with open(tmp, 'w') as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, path)
+def write_index(mirror_dir, text, module=None):
+    """Write SHA256SUMS atomically, mode 0644 (a reader never sees half an index); through
+    ``module.atomic_move`` when a module writes it (core/files.write_atomic)."""
+    write_atomic(os.path.join(mirror_dir, SUMS_NAME), text, 0o644, module=module)

@@ -1,5 +1,6 @@
 """lab/lab.py: the pieces that do not need Docker."""
 import http.server
+import shutil
 import importlib.util
 import json
 import os
@@ -49,7 +50,7 @@ def test_recipe_hash_changes_with_the_recipe(lab, monkeypatch):
     before = lab.recipe_hash("12")
     assert before == lab.recipe_hash("12")
     assert lab.image_tag("12") == "gpuops-lab/debian:12-" + before
-    monkeypatch.setattr(lab, "PACKAGES", lab.PACKAGES + ["vim"])
+    monkeypatch.setattr(lab.images, "PACKAGES", lab.images.PACKAGES + ["vim"])
     assert lab.recipe_hash("12") != before
     assert lab.recipe_hash("13") != lab.recipe_hash("12")
 
@@ -149,12 +150,12 @@ def test_lab_mirror_argv_recognised(lab):
 _PORTS = iter(range(18099, 18199))
 
 
-def _load_lab(monkeypatch, tmp_path, name, port):
+def _load_lab(monkeypatch, tmp_path, name, port, lab_py=LAB, mirror_dir=None):
     monkeypatch.setenv("GPUOPS_LAB_SUBNET", "127.77.0.0/24")
     monkeypatch.setenv("GPUOPS_LAB_MIRROR_PORT", str(port))
     monkeypatch.setenv("GPUOPS_LAB_STATE", str(tmp_path / name / "state"))
-    monkeypatch.setenv("GPUOPS_MIRROR_DIR", str(tmp_path / name / "mirror"))
-    spec = importlib.util.spec_from_file_location("gpuops_lab_" + name, LAB)
+    monkeypatch.setenv("GPUOPS_MIRROR_DIR", mirror_dir or str(tmp_path / name / "mirror"))
+    spec = importlib.util.spec_from_file_location("gpuops_lab_" + name, lab_py)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -248,22 +249,66 @@ def test_http_answer_never_chooses_a_process_to_kill(monkeypatch, tmp_path, port
     assert _alive(bystander)
 
 
-def test_mirror_of_another_checkout_is_replaced(monkeypatch, tmp_path, port):
-    """A lab mirror left by another checkout serves other files: /proc shows it is a lab
-    mirror holding the port, so it is stopped and ours starts."""
+def _other_checkout(tmp_path):
+    """A copy of lab/ in another directory: the lab.py of another checkout."""
+    other = tmp_path / "other-checkout" / "lab"
+    shutil.copytree(os.path.dirname(LAB), str(other), ignore=shutil.ignore_patterns("__pycache__"))
+    return str(other / "lab.py")
+
+
+def test_mirror_of_the_same_checkout_without_our_pid_file_is_left_alone(monkeypatch, tmp_path, port):
+    """A lab mirror that our pid file does not name (here: the same lab.py with another state
+    directory) holds the port: it is named in the error and keeps running."""
     first = _load_lab(monkeypatch, tmp_path, "first", port)
     second = _load_lab(monkeypatch, tmp_path, "second", port)
     try:
         old = first.ensure_mirror()
         assert first.mirror_alive() and not second.mirror_alive()
-        new = second.ensure_mirror()
-        assert new != old and second.mirror_alive()
-        assert second.mirror_identity()["dir"] == os.path.realpath(str(tmp_path / "second" / "mirror"))
-        assert not first.mirror_alive()
-        assert second.ensure_mirror() == new  # already ours: nothing restarts
+        with pytest.raises(second.LabError, match="pid %d, the lab mirror of .* listens on" % old):
+            second.ensure_mirror()
+        assert first.mirror_alive() and first.our_mirror_pid() == old
+        second.stop_mirror()
+        assert first.mirror_alive()
     finally:
         second.stop_mirror()
         first.stop_mirror()
+
+
+def test_another_checkouts_service_is_never_signalled(monkeypatch, tmp_path, port):
+    """Another checkout's lab mirror holds the port, and our pid file even names it: /proc
+    shows it runs another checkout's lab.py, so it is neither stopped nor replaced."""
+    other = _load_lab(monkeypatch, tmp_path, "theirs", port, lab_py=_other_checkout(tmp_path))
+    ours = _load_lab(monkeypatch, tmp_path, "ours", port)
+    try:
+        theirs = other.ensure_mirror()
+        assert other.proc_cmdline(theirs)[1] == str(tmp_path / "other-checkout" / "lab" / "lab.py")
+        (tmp_path / "ours" / "state").mkdir(parents=True)
+        (tmp_path / "ours" / "state" / "mirror.pid").write_text("%d\n" % theirs)
+        assert ours.our_mirror_pid() is None
+        (tmp_path / "ours" / "state" / "mirror.pid").write_text("%d\n" % theirs)
+        ours.stop_mirror()
+        with pytest.raises(ours.LabError, match="the lab mirror of %s" % (tmp_path / "other-checkout")):
+            ours.ensure_mirror()
+        time.sleep(0.2)
+        assert other.mirror_alive() and other.our_mirror_pid() == theirs
+    finally:
+        ours.stop_mirror()
+        other.stop_mirror()
+    assert not other.mirror_alive()
+
+
+def test_same_settings_of_another_checkout_are_used_not_replaced(monkeypatch, tmp_path, port):
+    """The same service with the same settings (directory, address) run by another
+    checkout's lab.py is used as it is (the shared package cache works so)."""
+    other = _load_lab(monkeypatch, tmp_path, "theirs", port, lab_py=_other_checkout(tmp_path))
+    ours = _load_lab(monkeypatch, tmp_path, "ours", port, mirror_dir=str(tmp_path / "theirs" / "mirror"))
+    try:
+        theirs = other.ensure_mirror()
+        assert ours.ensure_mirror() == theirs
+        ours.stop_mirror()
+        assert other.mirror_alive()
+    finally:
+        other.stop_mirror()
 
 
 class _Origin(http.server.BaseHTTPRequestHandler):
@@ -293,6 +338,7 @@ def test_package_cache_keeps_packages_and_passes_indexes(monkeypatch, tmp_path, 
     origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("O", (_Origin,), {"hits": hits}))
     threading.Thread(target=origin.serve_forever, daemon=True).start()
     base = "http://127.0.0.1:%d" % origin.server_address[1]
+    monkeypatch.setenv("GPUOPS_LAB_DEBIAN_MIRROR", base + "/debian")
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": lab.apt_cache_url()}))
     try:
         assert lab.ensure_apt_cache() == "http://127.77.0.1:%d" % (port + 1)
@@ -305,6 +351,12 @@ def test_package_cache_keeps_packages_and_passes_indexes(monkeypatch, tmp_path, 
         with pytest.raises(urllib.error.HTTPError) as err:
             opener.open(base + "/debian/pool/missing.deb", timeout=10)
         assert err.value.code == 404
+        for elsewhere in (base + "/private/status", base + "/debian/../private/status",
+                          "http://127.77.0.1:%d/SHA256SUMS" % port):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                opener.open(elsewhere, timeout=10)
+            assert err.value.code == 403, elsewhere
+        assert not [h for h in hits if "private" in h], "nothing outside the Debian mirrors is forwarded"
         assert hits.count("/debian/pool/main/x/x_1.0_amd64.deb") == 1, "a package is fetched once"
         assert hits.count("/debian/dists/bookworm/InRelease") == 2, "indexes always come from the origin"
         kept = tmp_path / "apt-cache" / ("127.0.0.1:%d" % origin.server_address[1]) / "debian/pool/main/x/x_1.0_amd64.deb"
@@ -318,14 +370,155 @@ def test_package_cache_keeps_packages_and_passes_indexes(monkeypatch, tmp_path, 
 
 
 @pytest.mark.parametrize("inspect, state", [
-    ("true|molecule||gpuops-lab/debian:12-abc\n", (True, "molecule")),
-    ("false|node||gpuops-lab/debian:13-abc\n", (False, "node")),
-    ("true||molecule|gpuops-lab/debian:12\n", (True, "molecule")),  # the old molecule docker driver's node
-    ("true||molecule|postgres:16\n", (True, None)),
-    ("true|||gpuops-lab/debian:13\n", (True, None)),  # someone else's container on a lab image
+    ("true|molecule||gpuops-lab/debian:12-abc|/src/a\n", (True, "molecule", "/src/a")),
+    ("false|node||gpuops-lab/debian:13-abc|/src/b\n", (False, "node", "/src/b")),
+    ("true|node||gpuops-lab/debian:13-abc|\n", (True, "node", None)),  # an older lab.py's node: no checkout
+    ("true||molecule|gpuops-lab/debian:12|\n", (True, "molecule", None)),  # the old molecule docker driver's node
+    ("true||molecule|postgres:16|\n", (True, None, None)),
+    ("true|||gpuops-lab/debian:13|/src/a\n", (True, None, None)),  # someone else's container on a lab image
 ])
 def test_only_lab_containers_count_as_nodes(lab, monkeypatch, inspect, state):
     class Res:
         returncode, stdout = 0, inspect
-    monkeypatch.setattr(lab, "run", lambda *a, **kw: Res)
+    monkeypatch.setattr(lab.nodes, "run", lambda *a, **kw: Res)
     assert lab.container_state("x") == state
+
+
+# ---------------------------------------------------------------------------- nodes of this checkout
+
+def test_nodes_carry_their_checkout(lab):
+    args = lab.node_run_args(lab.node_spec({"name": "n1", "debian": "12"}, "molecule"))
+    assert "io.gpuops.lab.checkout=%s" % os.path.realpath(lab.REPO) in args
+    assert args[args.index("io.gpuops.lab.checkout=%s" % os.path.realpath(lab.REPO)) - 1] == "--label"
+
+
+class _Docker:
+    """Records docker commands; containers: name -> (running, kind, checkout)."""
+
+    def __init__(self, containers, listed=""):
+        self.calls, self.containers, self.listed = [], containers, listed
+
+    def __call__(self, cmd, check=True, capture=False, **kw):
+        self.calls.append(cmd)
+
+        class Res:
+            returncode, stdout = 0, self.listed
+        return Res
+
+
+def test_lab_down_removes_only_this_checkouts_nodes(lab, monkeypatch):
+    docker = _Docker({}, listed="abc123\n")
+    monkeypatch.setattr(lab.nodes, "run", docker)
+    lab.nodes_down(kind="node")
+    listing = docker.calls[0]
+    assert listing[:3] == ["docker", "ps", "-aq"]
+    assert "label=io.gpuops.lab=node" in listing
+    assert "label=io.gpuops.lab.checkout=%s" % os.path.realpath(lab.REPO) in listing
+    assert docker.calls[1] == ["docker", "rm", "-f", "abc123"]
+
+
+def test_nodes_down_by_name_leaves_other_checkouts_alone(lab, monkeypatch, capsys):
+    mine = os.path.realpath(lab.REPO)
+    states = {"a": (True, "molecule", mine), "b": (True, "molecule", "/work/other"), "c": (True, "node", None),
+              "d": (True, None, None), "e": None}
+    docker = _Docker(states)
+    monkeypatch.setattr(lab.nodes, "run", docker)
+    monkeypatch.setattr(lab.nodes, "container_state", states.get)
+    lab.nodes_down(["a", "b", "c", "d", "e"], kind="molecule")
+    assert docker.calls == [["docker", "rm", "-f", "a"]]
+    out = capsys.readouterr().out
+    assert "left b alone: it belongs to /work/other" in out and "left c alone" in out
+
+
+@pytest.mark.parametrize("state, message", [
+    ((True, "molecule", "/work/other"), "belongs to /work/other, not to this checkout"),
+    ((True, "node", None), "belongs to no checkout"),
+    ((True, None, None), "is not a lab node"),
+])
+def test_nodes_up_never_replaces_another_checkouts_container(lab, monkeypatch, tmp_path, state, message):
+    docker = _Docker({})
+    monkeypatch.setattr(lab.nodes, "run", docker)
+    monkeypatch.setattr(lab.nodes, "container_state", lambda name: state)
+    monkeypatch.setattr(lab.nodes, "ssh_key", lambda cfg: str(tmp_path / "key"))
+    (tmp_path / "key.pub").write_text("ssh-ed25519 AAAA test\n")
+    with pytest.raises(lab.LabError, match=message):
+        lab.nodes_up([lab.node_spec({"name": "n1", "debian": "12"}, "molecule")])
+    assert docker.calls == []
+
+
+# ---------------------------------------------------------------------------- the package cache's reach
+
+_ALLOWED = ("http://deb.debian.org/debian", "http://deb.debian.org/debian-security")
+
+
+@pytest.mark.parametrize("url, allowed", [
+    ("http://deb.debian.org/debian/pool/main/d/dkms/dkms_3.0.10-8_all.deb", True),
+    ("http://deb.debian.org/debian/dists/bookworm/InRelease", True),
+    ("http://deb.debian.org/debian-security/dists/bookworm-security/InRelease", True),
+    ("http://deb.debian.org/debian/pool/main/n/nvidia/libnvidia_535%3a1_amd64.deb", True),
+    ("http://DEB.debian.org:80/debian/dists/trixie/Release", True),
+    ("http://deb.debian.org/debianx/pool/x.deb", False),
+    ("http://deb.debian.org/debian", False),
+    ("http://deb.debian.org/", False),
+    ("http://deb.debian.org/debian/../etc/passwd", False),
+    ("http://deb.debian.org/debian/%2e%2e/admin", False),
+    ("http://deb.debian.org/debian/a%2fb", False),
+    ("http://deb.debian.org:8080/debian/pool/x.deb", False),
+    ("http://deb.debian.org@127.0.0.1/debian/pool/x.deb", False),
+    ("http://127.0.0.1:9100/metrics", False),
+    ("http://172.30.99.1:8099/debian/pool/x.deb", False),
+    ("http://169.254.169.254/latest/meta-data/", False),
+    ("http://deb.debian.org/debian/dists/bookworm/InRelease?x=1", False),
+    ("https://deb.debian.org/debian/dists/bookworm/InRelease", False),
+    ("http://deb.debian.org:x/debian/", False),
+])
+def test_the_package_cache_forwards_only_the_debian_mirrors(lab, url, allowed):
+    assert lab.url_allowed(url, _ALLOWED) is allowed
+
+
+def test_the_package_cache_allows_the_hosts_mirror_and_its_security_archive(lab, monkeypatch):
+    monkeypatch.setenv("GPUOPS_LAB_DEBIAN_MIRROR", "http://m.example/debian/")
+    argv = lab.apt_cache_argv()
+    assert argv[argv.index("--allow") + 1] == "http://m.example/debian,http://m.example/debian-security"
+
+
+# ---------------------------------------------------------------------------- the molecule lock
+
+def test_makefile_locks_under_run():
+    with open(os.path.join(os.path.dirname(LAB), "..", "Makefile")) as fh:
+        text = fh.read()
+    assert "MOLECULE_LOCK ?= /run/gpuops-molecule.lock\n" in text
+    assert "$(LAB) molecule-lock $(MOLECULE_LOCK)" in text
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creates root-owned files")
+def test_the_molecule_lock_must_be_a_root_owned_regular_file(lab, tmp_path):
+    fresh = tmp_path / "fresh.lock"
+    lab.check_lock_file(str(fresh))
+    assert fresh.is_file() and fresh.stat().st_uid == 0
+    lab.check_lock_file(str(fresh))  # already there: fine
+    theirs = tmp_path / "theirs.lock"
+    theirs.write_text("")
+    os.chown(str(theirs), 1000, 1000)
+    with pytest.raises(lab.LabError, match="owned by uid 1000, not root"):
+        lab.check_lock_file(str(theirs))
+    link = tmp_path / "link.lock"
+    link.symlink_to(fresh)
+    with pytest.raises(lab.LabError, match="not a regular file"):
+        lab.check_lock_file(str(link))
+    with pytest.raises(lab.LabError, match="not a regular file"):
+        lab.check_lock_file(str(tmp_path))
+    assert lab.main(["molecule-lock", str(theirs)]) == 2
+
+
+def test_molecule_lock_of_a_user_is_refused(lab, tmp_path, monkeypatch):
+    """Whoever runs it: a lock file another user made is refused (os.lstat reports its owner)."""
+    path = tmp_path / "x.lock"
+    path.write_text("")
+    real = os.lstat
+
+    class Fake:
+        st_mode, st_uid = real(str(path)).st_mode, 1234
+    monkeypatch.setattr(lab.os, "lstat", lambda p: Fake)
+    with pytest.raises(lab.LabError, match="uid 1234"):
+        lab.check_lock_file(str(path))

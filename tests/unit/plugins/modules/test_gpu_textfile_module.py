@@ -72,3 +72,33 @@ def test_unreadable_status_json_fails_naming_it(host):
     (path / "os_tuning.json").write_text("{not json")
     res = _run(**args)
     assert res["failed"] and res["msg"].startswith("os_tuning_status_file: ")
+
+
+def test_writes_through_atomic_move_and_keeps_the_mode(host, monkeypatch):
+    """The file is replaced with AnsibleModule.atomic_move (owner, SELinux context), and ends
+    with the mode asked for, also where the old file had another one."""
+    from ansible.module_utils import basic
+    moves = []
+    real = basic.AnsibleModule.atomic_move
+
+    def atomic_move(self, src, dest, *args, **kwargs):
+        moves.append((os.path.dirname(src), dest))
+        return real(self, src, dest, *args, **kwargs)
+    monkeypatch.setattr(basic.AnsibleModule, "atomic_move", atomic_move)
+    path, args = host
+    target = path / "textfile" / "gpuops.prom"
+    target.write_text("old\n")
+    os.chmod(str(target), 0o600)
+    res = _run(mode="0640", **args)
+    assert res["changed"] is True
+    assert moves == [(str(path / "textfile"), str(target))], "a temporary file beside it, then atomic_move"
+    assert oct(os.stat(str(target)).st_mode & 0o777) == "0o640"
+    assert [p.name for p in (path / "textfile").iterdir()] == ["gpuops.prom"]
+
+
+@pytest.mark.parametrize("mode", ["644\n", "0o644", "u=rw", "7777", ""])
+def test_a_mode_that_is_not_octal_is_refused(host, mode):
+    path, args = host
+    res = _run(mode=mode, **args)
+    assert res["failed"] and res["msg"].startswith("mode: ")
+    assert not (path / "textfile" / "gpuops.prom").exists()

@@ -1,6 +1,7 @@
 """gpuops.dlserver.mirror_index: the module around module_utils/packages/mirror.py (the logic has its
 own case tables in tests/unit/plugins/module_utils/)."""
 import hashlib
+import os
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
@@ -63,3 +64,21 @@ def test_validate_only_touches_nothing(tmp_path):
 def test_missing_mirror_directory(tmp_path):
     res = _run(path=str(tmp_path / "nowhere"), scan=["apt"])
     assert res["failed"] and "does not exist" in res["msg"]
+
+
+def test_the_index_is_written_through_atomic_move(mirror, monkeypatch):
+    from ansible.module_utils import basic
+    moves = []
+    real = basic.AnsibleModule.atomic_move
+
+    def atomic_move(self, src, dest, *args, **kwargs):
+        moves.append(dest)
+        return real(self, src, dest, *args, **kwargs)
+    monkeypatch.setattr(basic.AnsibleModule, "atomic_move", atomic_move)
+    path, checksum = mirror
+    os.chmod(str(path / "SHA256SUMS"), 0o600)
+    res = _run(path=str(path), artifacts=[{"path": "files/x.deb", "checksum": checksum}])
+    assert res["changed"] is True
+    assert moves == [str(path / "SHA256SUMS")]
+    assert oct(os.stat(str(path / "SHA256SUMS")).st_mode & 0o777) == "0o644", "the web server reads it"
+    assert sorted(p.name for p in path.iterdir()) == ["SHA256SUMS", "files"]

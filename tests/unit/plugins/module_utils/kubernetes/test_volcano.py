@@ -317,3 +317,68 @@ def test_manifest_objects_leave_the_scheduler_configmap_to_the_role_once_it_exis
                                                       'volcano-admission-configmap']
     later = volcano.manifest_objects(docs, 'volcano-system', True)
     assert [d['metadata']['name'] for d in later] == ['volcano-system', 'volcano-admission-configmap']
+
+
+# --- every input checked before anything is applied (issue 19) ---------------------------------------
+
+@pytest.mark.parametrize('field, value, needle', [
+    ('version', '1.13.0 --post-renderer /tmp/x', 'volcano_version'),
+    ('version', '1.13.0\n', 'volcano_version'),
+    ('version', '1.13.0;id', 'volcano_version'),
+    ('version', '1.13', 'volcano_version'),
+    ('version', 'v1.13.0', 'volcano_version'),
+    ('device_plugin_namespace', 'Kube System', 'volcano_device_plugin_namespace'),
+    ('device_plugin_namespace', 'kube-system\n', 'volcano_device_plugin_namespace'),
+    ('device_plugin_namespace', '', 'volcano_device_plugin_namespace'),
+    ('device_plugin_runtime_class', 'Nvidia Runtime', 'volcano_device_plugin_runtime_class'),
+    ('device_plugin_runtime_class', 'nvidia\n', 'volcano_device_plugin_runtime_class'),
+    ('device_plugin_image', 'nvcr.io/nvidia/k8s-device-plugin:v0.17.1 --privileged', 'volcano_device_plugin_image'),
+    ('device_plugin_image', 'nvcr.io/nvidia/k8s-device-plugin:v0.17.1\n', 'volcano_device_plugin_image'),
+    ('device_plugin_image', '', 'volcano_device_plugin_image'),
+    ('smoke_image', 'cuda:12 && rm -rf /', 'volcano_smoke_image'),
+    ('smoke_image', 'NVCR.io/Nvidia/CUDA', 'volcano_smoke_image'),
+    ('wait_timeout', -5, 'volcano_wait_timeout'),
+    ('wait_timeout', 0, 'volcano_wait_timeout'),
+    ('smoke_timeout', -1, 'volcano_smoke_timeout'),
+    ('smoke_name', 'Smoke Job', 'volcano_smoke_name'),
+    ('smoke_namespace', 'default\n', 'volcano_smoke_namespace'),
+    ('namespace', 'volcano-system\n', 'volcano_namespace'),
+    ('chart_ref', 'volcano-sh/volcano --post-renderer /tmp/x', 'volcano_chart_ref'),
+    ('chart_repo_url', 'https://charts.example\n', 'volcano_chart_repo_url'),
+])
+def test_every_input_is_checked_before_anything_is_applied(field, value, needle):
+    inputs = volcano_validate.default_inputs()
+    inputs[field] = value
+    errors = volcano.input_errors(inputs)
+    assert [e for e in errors if needle in e], errors
+
+
+@pytest.mark.parametrize('field, value', [
+    ('version', '1.13.0'),
+    ('version', '1.13.1'),
+    ('device_plugin_runtime_class', ''),
+    ('device_plugin_image', 'registry.local:5000/nvidia/k8s-device-plugin:v0.17.1'),
+    ('device_plugin_image', 'nvcr.io/nvidia/k8s-device-plugin@sha256:' + 'a' * 64),
+    ('device_plugin_image', 'nvcr.io/nvidia/k8s-device-plugin:v0.17.1@sha256:' + '0' * 64),
+    ('smoke_image', 'busybox'),
+    ('smoke_timeout', 1),
+])
+def test_good_inputs_pass(field, value):
+    inputs = volcano_validate.default_inputs()
+    inputs[field] = value
+    assert volcano.input_errors(inputs) == []
+
+
+def test_the_defaults_pass():
+    assert volcano.input_errors(volcano_validate.default_inputs()) == []
+
+
+@pytest.mark.parametrize('doc, needle', [
+    ({'kind': 'ConfigMap', 'metadata': 'volcano-scheduler-configmap'}, 'metadata is not a mapping'),
+    ({'kind': 'ConfigMap', 'metadata': ['x']}, 'metadata is not a mapping'),
+    ({'kind': ['ConfigMap'], 'metadata': {}}, 'kind is not a string'),
+    ('just text', 'not a mapping'),
+])
+def test_a_malformed_manifest_is_the_roles_error(doc, needle):
+    with pytest.raises(volcano.VolcanoError, match=r'volcano_manifest_src: document 2\b.*' + needle):
+        volcano.manifest_objects([{'kind': 'Namespace', 'metadata': {'name': 'v'}}, doc], 'volcano-system', True)
