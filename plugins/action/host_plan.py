@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import os
 
+from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec
@@ -44,7 +45,13 @@ class ActionModule(ActionBase):
         inputs, problems = {}, []
         for role in public_roles():
             options = load_spec(role)
-            values = dict((name, templar.template(task_vars[name])) for name in options if name in task_vars)
+            values = {}
+            for name in options:
+                if name in task_vars:
+                    try:
+                        values[name] = templar.template(task_vars[name])
+                    except AnsibleError as exc:
+                        problems.append('%s cannot be evaluated: %s' % (name, exc))
             try:
                 inputs[role] = convert_inputs(options, values, '%s_' % role)
             except InputError as exc:

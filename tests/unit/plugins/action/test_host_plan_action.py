@@ -63,3 +63,10 @@ def test_a_conflict_with_the_hardware_fails_naming_the_variable(tmp_path):
     res = run(tmp_path, "plan_cpu_only.yml", "nvidia_driver_mig_mode=enabled", "nvidia_driver_force=true")
     assert res.returncode != 0
     assert "nvidia_driver_mig_mode" in res.stdout + res.stderr
+
+
+def test_a_variable_that_cannot_be_evaluated_is_named(tmp_path):
+    res = run(tmp_path, "plan_cpu_only.yml", "python_stack_prefix={{ no_such_variable }}")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "python_stack_prefix cannot be evaluated" in out
