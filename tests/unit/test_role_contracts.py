@@ -226,8 +226,8 @@ def test_roles_read_only_their_typed_inputs():
                     path = os.path.join(root, name)
                     for expr in _expressions(path):
                         for match in pattern.finditer(expr):
-                            hits.append("%s reads %s (%s's) raw" % (os.path.relpath(path, REPO), match.group(1),
-                                                                  declared[match.group(1)]))
+                            hits.append("%s reads %s (%s's) raw"
+                                        % (os.path.relpath(path, REPO), match.group(1), declared[match.group(1)]))
     assert not hits, hits
 
 

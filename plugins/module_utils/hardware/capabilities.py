@@ -87,9 +87,9 @@ def normalise_gpus(facts, warnings):
         arch = str(arch).strip().lower() if arch is not None else UNKNOWN_ARCH
         if arch not in ARCHITECTURES and arch != UNKNOWN_ARCH:
             warnings.append(entry('architecture_unrecognised',
-                                   'GPU %s reports architecture %r, which this plan does not know; '
-                                   'treated as unknown' % (gpu_label(gpu), gpu.get('architecture')),
-                                   pci_bus_id=gpu.get('pci_bus_id')))
+                                  'GPU %s reports architecture %r, which this plan does not know; '
+                                  'treated as unknown' % (gpu_label(gpu), gpu.get('architecture')),
+                                  pci_bus_id=gpu.get('pci_bus_id')))
             arch = UNKNOWN_ARCH
         item = dict(gpu)
         item['architecture'] = arch
@@ -126,7 +126,6 @@ def entry(code, message, **extra):
         if value is not None:
             item[key] = value
     return item
-
 
 
 def arch_list(archs):
@@ -195,4 +194,3 @@ def capabilities_from_facts(facts):
         'mig_capable': any(g.get('mig_capable') is True for g in gpus),
         'dcgm_profiling_supported': any(profiling_supported(g) for g in gpus),
     }
-

@@ -79,8 +79,8 @@ def decide_fabric(ctx, driver):
         return fm, nvlsm
     if not driver['required']:
         ctx['warnings'].append(entry('nvswitch_without_gpus',
-                                      'an NVSwitch fabric (%s) but no GPU: GPUs may have fallen off the bus'
-                                      % '; '.join(found)))
+                                     'an NVSwitch fabric (%s) but no GPU: GPUs may have fallen off the bus'
+                                     % '; '.join(found)))
         reason = 'NVSwitch fabric (%s) but no driver is installed on this host' % '; '.join(found)
         return ({'required': False, 'start': False, 'detected_by': found, 'reason': reason},
                 {'required': False, 'start': False, 'mgmt_nics': mgmt, 'reason': reason})
@@ -118,8 +118,8 @@ def decide_fabric(ctx, driver):
                   'NVLSM is installed: without it a fourth-generation fabric never comes up, and on older '
                   'fabrics the Fabric Manager start script does not start it')
         ctx['warnings'].append(entry('nvswitch_generation_unknown',
-                                      'NVSwitch generation unknown (GPU architecture unknown): NVLSM installed '
-                                      'as a precaution'))
+                                     'NVSwitch generation unknown (GPU architecture unknown): NVLSM installed '
+                                     'as a precaution'))
     nvlsm = {'required': required, 'start': required and load, 'mgmt_nics': mgmt,
              'reason': reason + (start_note if required else '')}
     del detected
@@ -175,8 +175,8 @@ def decide_mig(ctx, driver):
         if unknown:
             detail += '; MIG capability of %d GPU(s) is unknown until the driver answers' % len(unknown)
         ctx['errors'].append(error('mig_not_capable', 'mig',
-                                    'MIG mode %s was asked for, but %s. Set nvidia_driver_mig_mode: auto for this '
-                                    'host' % (mode, detail)))
+                                   'MIG mode %s was asked for, but %s. Set nvidia_driver_mig_mode: auto for this '
+                                   'host' % (mode, detail)))
         return {'capable_gpus': [], 'mode': mode, 'apply_to': [], 'apply': False,
                 'reason': 'MIG %s asked for, but %s' % (mode, detail)}
     reason = 'MIG mode %s on %d MIG-capable GPU(s)' % (mode, len(capable))
@@ -215,15 +215,15 @@ def decide_dcgm(ctx):
     elif not exporter['value']:
         if mode == 'enabled':
             ctx['errors'].append(error('profiling_not_supported', 'dcgm_profiling',
-                                        'DCGM profiling was enabled, but this host has no NVIDIA GPU. Set '
-                                        'dcgm_exporter_profiling: auto'))
+                                       'DCGM profiling was enabled, but this host has no NVIDIA GPU. Set '
+                                       'dcgm_exporter_profiling: auto'))
         profiling = {'value': False, 'supported_gpus': [], 'reason': 'no NVIDIA GPU'}
     elif not supported:
         reason = '%s; none here (%s)' % (rule, '; '.join(why_not))
         if mode == 'enabled':
             ctx['errors'].append(error('profiling_not_supported', 'dcgm_profiling',
-                                        'DCGM profiling was enabled, but no GPU of this host supports it (%s). '
-                                        'Set dcgm_exporter_profiling: auto or disabled' % '; '.join(why_not)))
+                                       'DCGM profiling was enabled, but no GPU of this host supports it (%s). '
+                                       'Set dcgm_exporter_profiling: auto or disabled' % '; '.join(why_not)))
         profiling = {'value': False, 'supported_gpus': [], 'reason': reason}
     else:
         reason = '%s: %d of %d GPU(s) support them' % (rule, len(supported), len(gpus))

@@ -208,9 +208,9 @@ def decide_modules(ctx, required, branch):
         reason = '%s kernel modules, set by nvidia_driver_kernel_modules' % choice
         if choice == 'proprietary' and need_open:
             errors.append(error('kernel_modules_conflict', 'kernel_modules',
-                                 '%s GPUs are driven by the open kernel modules only; set '
-                                 'nvidia_driver_kernel_modules to open or auto (it is proprietary)'
-                                 % ', '.join(need_open)))
+                                '%s GPUs are driven by the open kernel modules only; set '
+                                'nvidia_driver_kernel_modules to open or auto (it is proprietary)'
+                                % ', '.join(need_open)))
             reason += ', which %s GPUs do not support' % ', '.join(need_open)
         if choice == 'proprietary' and new_silicon:
             ctx['warnings'].append(entry(
@@ -219,24 +219,24 @@ def decide_modules(ctx, required, branch):
                 'newer: Blackwell and newer GPUs run the open modules only' % len(new_silicon)))
         if choice == 'open' and need_prop:
             errors.append(error('kernel_modules_conflict', 'kernel_modules',
-                                 'the open kernel modules need the GSP of Turing and newer GPUs; %s GPUs need '
-                                 'the proprietary ones: set nvidia_driver_kernel_modules to proprietary or auto '
-                                 '(it is open)' % arch_list(need_prop)))
+                                'the open kernel modules need the GSP of Turing and newer GPUs; %s GPUs need '
+                                'the proprietary ones: set nvidia_driver_kernel_modules to proprietary or auto '
+                                '(it is open)' % arch_list(need_prop)))
             reason += ', which %s GPUs do not support' % arch_list(need_prop)
         if choice == 'open' and alpha:
             errors.append(error('open_modules_alpha', 'kernel_modules',
-                                 'nvidia_driver_kernel_modules is open with branch %d: %s. The collection does '
-                                 'not set that parameter; set nvidia_driver_branch to %d or newer, or '
-                                 'nvidia_driver_kernel_modules to proprietary or auto'
-                                 % (branch, alpha_note, OPEN_MODULES_ALL_GPUS_BRANCH)))
+                                'nvidia_driver_kernel_modules is open with branch %d: %s. The collection does '
+                                'not set that parameter; set nvidia_driver_branch to %d or newer, or '
+                                'nvidia_driver_kernel_modules to proprietary or auto'
+                                % (branch, alpha_note, OPEN_MODULES_ALL_GPUS_BRANCH)))
             reason += '; %s' % alpha_note
         return choice, reason + unknown_note
 
     if need_open and need_prop:
         errors.append(error('kernel_modules_conflict', 'kernel_modules',
-                             'no kernel-module flavour drives every GPU of this host: %s need the open '
-                             'modules, %s the proprietary ones. No value of nvidia_driver_kernel_modules can '
-                             'work; split the GPUs across hosts' % (', '.join(need_open), arch_list(need_prop))))
+                            'no kernel-module flavour drives every GPU of this host: %s need the open '
+                            'modules, %s the proprietary ones. No value of nvidia_driver_kernel_modules can '
+                            'work; split the GPUs across hosts' % (', '.join(need_open), arch_list(need_prop))))
         return None, 'no flavour fits: %s need open, %s need proprietary' % (
             ', '.join(need_open), arch_list(need_prop))
     if need_open:

@@ -103,10 +103,10 @@ def _collect_warnings(ctx):
             warnings.append(entry('pcie_degraded', message, pci_bus_id=gpu.get('pci_bus_id')))
         if gpu['architecture'] == UNKNOWN_ARCH:
             warnings.append(entry('unknown_architecture',
-                                   'GPU %s (device %s): architecture unknown, so the kernel-module flavour and the '
-                                   'driver branch cannot be checked for it' % (
+                                  'GPU %s (device %s): architecture unknown, so the kernel-module flavour and the '
+                                  'driver branch cannot be checked for it' % (
                                        gpu_label(gpu), gpu.get('pci_device_id') or '?'),
-                                   pci_bus_id=gpu.get('pci_bus_id')))
+                                  pci_bus_id=gpu.get('pci_bus_id')))
     for item in facts.get('errors') or []:
         if isinstance(item, dict):
             bus = item.get('pci_bus_id')
@@ -130,13 +130,13 @@ def _collect_warnings(ctx):
                 why.append(str(item))
         tried_note = ' (%s)' % '; '.join(why) if why else ''
         warnings.append(entry('probe_shallow',
-                               'the NVIDIA driver is loaded but only PCI sysfs answered%s: NVML details '
-                               '(memory, ECC, MIG, topology) are missing; install nvidia-ml-py or nvidia-smi '
-                               'on the host (gpuops_nvml_install: true)' % tried_note))
+                              'the NVIDIA driver is loaded but only PCI sysfs answered%s: NVML details '
+                              '(memory, ECC, MIG, topology) are missing; install nvidia-ml-py or nvidia-smi '
+                              'on the host (gpuops_nvml_install: true)' % tried_note))
     listed = len(ctx['gpus'])
     if facts.get('gpus') is not None and listed != ctx['gpu_count']:
         warnings.append(entry('gpu_count_mismatch', 'gpu_count is %d but %d GPU(s) are listed'
-                               % (ctx['gpu_count'], listed)))
+                              % (ctx['gpu_count'], listed)))
 
 
 def build_plan(facts, options=None):
