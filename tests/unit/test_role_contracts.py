@@ -105,13 +105,11 @@ def _tasks(node):
     """Every mapping in a YAML document that is a task (or a block, a play)."""
     if isinstance(node, list):
         for item in node:
-            for task in _tasks(item):
-                yield task
+            yield from _tasks(item)
     elif isinstance(node, dict):
         yield node
         for key in ("block", "rescue", "always", "tasks", "pre_tasks", "post_tasks", "handlers"):
-            for task in _tasks(node.get(key)):
-                yield task
+            yield from _tasks(node.get(key))
 
 
 def _common_includes(path):
@@ -175,7 +173,7 @@ def test_tags_through_site_run_the_probe_and_that_role_only(tag, roles):
 
 def test_list_tags_shows_every_role_and_monitoring():
     out = _list("--list-tags")
-    for tag in ["always", "monitoring"] + [r for r in PUBLIC_ROLES]:
+    for tag in ["always", "monitoring"] + list(PUBLIC_ROLES):
         assert re.search(r"\b%s\b" % tag, out), "--list-tags does not show %s: %s" % (tag, out)
 
 

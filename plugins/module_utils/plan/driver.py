@@ -80,7 +80,7 @@ def decide_driver(ctx):
             and loaded_branch != branch['value']:
         ctx['warnings'].append(entry(
             'driver_branch_change',
-            'driver %s (branch %d) is loaded, the plan installs branch %d: the driver changes and the host '
+            'driver %s (branch %s) is loaded, the plan installs branch %s: the driver changes and the host '
             'needs a reboot' % (loaded_version, loaded_branch, branch['value'])))
     return {
         'required': required,

@@ -21,10 +21,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.capabilities import (  # noqa: F401 (re-exported)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.capabilities import (
     ARCHITECTURES,
     UNKNOWN_ARCH,
-    capabilities_from_facts,
     count,
     entry,
     fabric_evidence,
@@ -40,13 +39,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.devices impor
     decide_persistence,
 )
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.driver import decide_driver
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import (  # noqa: F401 (re-exported)
-    OPTIONS,
-    ROLES,
-    branch_of_version,
-    parse_branch,
-    validate_plan_options,
-)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import ROLES, validate_plan_options
 
 PLAN_VERSION = 1
 
