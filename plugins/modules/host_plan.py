@@ -23,8 +23,8 @@ description:
   - The plan also publishes what other hosts read of this one - the exporters' listen addresses
     (C(exporters.node_exporter.listen_address), C(exporters.dcgm_exporter.listen_address)) and
     C(host.scrape_address) (C(prometheus_target_address), else C(ansible_host), else the inventory name).
-  - The collection calls it from C(roles/common/tasks/gpu.yml) only when C(gpuops_plan) is not set yet
-    in this run, and publishes the result as the fact C(gpuops_plan) (which C(roles/common/tasks/plan_record.yml)
+  - The collection calls it from C(roles/common/tasks/gpu.yml) with the plan of the run, which it
+    returns as it is unless the role's inputs differ from those it was made from, and publishes the result as the fact C(gpuops_plan) (which C(roles/common/tasks/plan_record.yml)
     writes to C(/etc/gpuops/plan.json)); every role reads that plan and never computes its own.
   - Runs on the controller and changes nothing on the host.
 author:
@@ -49,6 +49,12 @@ options:
         source (C(driver.branch.from=source)) and the C(nvidia_driver) role plans again with them.
     type: list
     elements: raw
+  plan:
+    description:
+      - The plan computed earlier in the run (C(gpuops_plan)). When it was computed from the same typed
+        inputs (and no O(source_branches) are given) it is returned as it is (C(computed=false)): the plan
+        is computed once per run, and again only for a role that sees other inputs (role parameters).
+    type: dict
   strict:
     description: Fail when the plan has errors (conflicts between the inputs and the hardware).
     type: bool
@@ -92,6 +98,10 @@ plan:
       C(newest_supported), C(source) (left to the source) or C(none).
   returned: success, and on a conflict
   type: dict
+computed:
+  description: Whether the plan was computed now (false - O(plan) was returned, made from the same inputs).
+  returned: success
+  type: bool
 problems:
   description: One message per bad variable of any role, each naming the variable.
   returned: failure on bad input
@@ -105,6 +115,7 @@ from ansible.module_utils.basic import AnsibleModule
 def main():
     module = AnsibleModule(
         argument_spec=dict(gpu=dict(type='dict', required=True), in_container=dict(type='bool', default=False),
+                           plan=dict(type='dict'),
                            source_branches=dict(type='list', elements='raw'), strict=dict(type='bool', default=True)),
         supports_check_mode=True,
     )

@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import validate_plan_options
 
 # plan option -> (role, key of the role's typed inputs)
 PLAN_INPUTS = {
@@ -45,6 +46,23 @@ def plan_options(inputs, in_container, source_branches=None):
         value = (inputs.get(role) or {}).get(key)
         options[option] = None if value == '' else value
     return options
+
+
+def same_inputs(plan, inputs, in_container):
+    """Whether ``plan`` was computed from these typed inputs (its options; the source's branches aside).
+
+    The plan is computed once per run; it is computed again only when a role sees other inputs
+    than the plan was made from (role parameters, or a test harness feeding one role several
+    inputs in one run).
+    """
+    if not isinstance(plan, dict) or not isinstance(plan.get('options'), dict):
+        return False
+    wanted = validate_plan_options(plan_options(inputs, in_container))
+    have = dict(plan['options'])
+    for key in ('source_branches', 'strict'):
+        wanted.pop(key, None)
+        have.pop(key, None)
+    return wanted == have
 
 
 def build_host_plan(facts, inputs, in_container, source_branches=None, scrape_address=None):

@@ -20,6 +20,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan imp
     PLAN_INPUTS,
     PUBLISHED,
     build_host_plan,
+    same_inputs,
     plan_options,
 )
 
@@ -99,3 +100,15 @@ def test_branch_rule(kwargs, value, source):
     choice = driver_branch.choose(**kwargs)
     assert (choice['value'], choice['from']) == (value, source), choice['reason']
     assert choice['reason']
+
+
+def test_the_plan_is_reused_for_the_same_inputs_only():
+    facts = _facts('plan_dgx_a100.yml')
+    plan = build_host_plan(facts, typed({'nvidia_driver_mig_mode': 'enabled'}), True)
+    assert same_inputs(plan, typed({'nvidia_driver_mig_mode': 'enabled', 'python_stack_python': '3.12'}), True)
+    assert not same_inputs(plan, typed({'nvidia_driver_mig_mode': 'enabled', 'nvidia_driver_branch': 570}), True)
+    assert not same_inputs(plan, typed({'nvidia_driver_mig_mode': 'enabled'}), False)
+    # planned again with the source's branches: still the plan of these inputs
+    again = build_host_plan(facts, typed({'nvidia_driver_mig_mode': 'enabled'}), True, source_branches=[580])
+    assert same_inputs(again, typed({'nvidia_driver_mig_mode': 'enabled'}), True)
+    assert not same_inputs(None, typed(), True)
