@@ -24,8 +24,9 @@ description:
     (C(exporters.node_exporter.listen_address), C(exporters.dcgm_exporter.listen_address)) and
     C(host.scrape_address) (C(prometheus_target_address), else C(ansible_host), else the inventory name).
   - The collection calls it from C(roles/common/tasks/gpu.yml) with the plan of the run, which it
-    returns as it is unless the role's inputs differ from those it was made from, and publishes the result as the fact C(gpuops_plan) (which C(roles/common/tasks/plan_record.yml)
-    writes to C(/etc/gpuops/plan.json)); every role reads that plan and never computes its own.
+    returns as it is unless the role's inputs differ from those it was made from, and publishes the
+    result as the fact C(gpuops_plan) (which C(roles/common/tasks/plan_record.yml) writes to
+    C(/etc/gpuops/plan.json)); every role reads that plan and never computes its own.
   - Runs on the controller and changes nothing on the host.
 author:
   - gpuops.dlserver contributors (@gpuops)

@@ -98,7 +98,7 @@ def _collect_warnings(ctx):
             warnings.append(entry('unknown_architecture',
                                   'GPU %s (device %s): architecture unknown, so the kernel-module flavour and the '
                                   'driver branch cannot be checked for it' % (
-                                       gpu_label(gpu), gpu.get('pci_device_id') or '?'),
+                                      gpu_label(gpu), gpu.get('pci_device_id') or '?'),
                                   pci_bus_id=gpu.get('pci_bus_id')))
     for item in facts.get('errors') or []:
         if isinstance(item, dict):
