@@ -53,7 +53,7 @@ options:
   plan:
     description:
       - The plan computed earlier in the run (C(gpuops_plan)). When it was computed from the same typed
-        inputs (and no O(source_branches) are given) it is returned as it is (C(computed=false)): the plan
+        inputs (and no O(source_branches) are given) it is returned as it is (C(computed=false)) - the plan
         is computed once per run, and again only for a role that sees other inputs (role parameters).
     type: dict
   strict:
