@@ -158,6 +158,7 @@ def _listed_tasks(out):
 
 
 PROBE_TASKS = ["Probe the hardware, check the inputs and plan the host",
+               "Record the plan on the host (/etc/gpuops/plan.json)",
                "Publish hardware and plan for the run summary (fleet_summary callback)"]
 
 
