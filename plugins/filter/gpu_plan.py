@@ -66,10 +66,29 @@ options:
             prefixed with C(R)). Checked against the branches every GPU of the host supports
             (Kepler up to 470; Maxwell, Pascal, Volta up to 580; Ada and Hopper from 525; Blackwell
             from 570; open kernel modules from 515).
-          - When not set, the plan picks the newest branch that legacy GPUs still support, and leaves
-            the role's default otherwise.
+          - When not set, the branch of O(options.driver_version); else the branch of the loaded driver, kept
+            (unless O(options.driver_upgrade)); else the newest of O(options.source_branches) that every GPU
+            supports; with no O(options.source_branches) the branch is left to the source (C(null), with
+            C(driver.branch.from=source) and the range).
           - Role variable C(nvidia_driver_branch).
         type: raw
+      driver_version:
+        description:
+          - Driver version the user pinned (V(580.95.05)); its branch is the branch when O(options.driver_branch)
+            is not set.
+          - Role variable C(nvidia_driver_version).
+        type: str
+      driver_upgrade:
+        description:
+          - Move off the loaded driver's branch to the newest one of O(options.source_branches) the GPUs support.
+          - Role variable C(nvidia_driver_upgrade).
+        type: bool
+        default: false
+      source_branches:
+        description:
+          - The driver branches the driver source carries (the C(nvidia_driver) role passes its source's).
+        type: list
+        elements: raw
       mig:
         description:
           - MIG mode to apply. V(auto) leaves each GPU's mode as it is; V(enabled) or V(disabled)
@@ -158,6 +177,8 @@ _value:
         - C(required) (bool) and C(reason); C(kernel_modules) with C(value) (V(open), V(proprietary),
           or C(null) when no driver or no flavour fits); C(branch) with C(value) (int or null), C(min),
           C(max) (the supported range, null where unbounded; floors per GPU, such as R550 for H200),
+          C(from) (where the branch came from - C(nvidia_driver_branch), C(nvidia_driver_version), C(installed),
+          C(newest_supported), C(source) when left to the source, C(none)),
           C(min_version) (first driver version where a branch's early releases lack a GPU, such as
           V(580.82.07) for B300, else null); C(load_modules) with C(value) (false in
           containers); C(loaded) with C(value), C(version), C(branch) of the driver running now.
@@ -213,7 +234,7 @@ _value:
     errors:
       description: Conflicts between the options and the hardware, each with C(code), C(option),
         C(variable) (the variable to change) and C(message). Codes are C(kernel_modules_conflict),
-        C(no_common_branch), C(branch_too_old), C(branch_too_new), C(open_modules_branch),
+        C(no_common_branch), C(no_source_branch), C(branch_too_old), C(branch_too_new), C(open_modules_branch),
         C(open_modules_alpha), C(mig_not_capable), C(profiling_not_supported).
       type: list
       elements: dict

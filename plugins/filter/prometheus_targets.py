@@ -17,9 +17,12 @@ author: gpuops.dlserver contributors
 version_added: 0.1.0
 short_description: Scrape targets of the node_exporter and dcgm_exporter jobs from the inventory
 description:
-- For each host, its node_exporter target (address from C(prometheus_target_address), C(ansible_host)
-  or the inventory name; port from C(node_exporter_listen_address), default 9100) and its dcgm-exporter
-  target (port from C(dcgm_exporter_listen_address) or C(dcgm_exporter_port), default 9400).
+- For each host, its node_exporter target and its dcgm-exporter target, from what the host published in
+  its plan (C(gpuops_plan), computed from its typed inputs by M(gpuops.dlserver.host_plan)) - the address
+  C(host.scrape_address) (C(prometheus_target_address), else C(ansible_host), else the inventory name) and
+  the ports of C(exporters.node_exporter.listen_address) (C(node_exporter_listen_address), default 9100)
+  and C(exporters.dcgm_exporter.listen_address) (C(dcgm_exporter_listen_address), default 9400). No other
+  role's raw variable is read; a host without a plan in this run gets C(ansible_host) and the default ports.
 - A host is a dcgm-exporter target when its hardware plan (C(gpuops_plan)) runs the dcgm_exporter role;
   when the plan of that host is not known in this run, when it is in the given GPU group.
 - Every target carries the label C(node), the inventory name, on which the collection's GPU rules join

@@ -16,7 +16,8 @@ description:
   - The decisions of the C(gpuops.dlserver.nvidia_driver) role, reached in one round trip per phase.
     Changes nothing on the host; repositories are read into a scratch directory that is removed.
   - C(action=inputs) checks what the argument specification cannot (version and branch agree, URLs,
-    checksums, fingerprints, ranges) and chooses the branch.
+    checksums, fingerprints, ranges). The branch is the plan's (C(gpuops_plan.driver.branch), decided by
+    C(plugins/module_utils/plan/driver_branch.py)); C(action=resolve) installs that branch.
   - C(action=resolve) refuses an interrupted dpkg or a half-installed driver package (naming the
     packages and C(dpkg --configure -a)), waits (bounded) for a dpkg/apt lock held by another process
     and names the holder, reads the host's apt sources, downloads the repository key once, checks its
@@ -91,11 +92,6 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-branch:
-  description: The branch to install and why (C(action=inputs)).
-  returned: action is inputs
-  type: dict
-  sample: {value: "580", reason: nvidia_driver_branch}
 target:
   description: The driver version to install.
   returned: action is resolve
@@ -301,7 +297,8 @@ def resolve(module, host):
     p = module.params
     inp, plat, plan, gpu = p['inputs'], p['platform'], p['plan'], p['gpu']
     backend = plat['backend']
-    branch = plat['branch']
+    # The plan owns the branch (plugins/module_utils/plan/driver_branch.py); this installs it.
+    branch = str(plan['driver']['branch']['value'] or '')
     load = bool(plan['driver']['load_modules']['value'])
     load_reason = plan['driver']['load_modules']['reason']
     facts = {'distribution': plat['distribution'], 'distro_branch': plat.get('distro_branch'), 'branch': branch,
@@ -525,16 +522,8 @@ def verify(module, host):
 
 def inputs(module, host):
     del host
-    inp, plat = module.params['inputs'], module.params['platform']
-    problems = repo.input_problems(inp)
-    default = (plat.get('default_branch') or {}).get(inp.get('source'))
-    branch = repo.choose_branch(inp, default if default is not None else '')
-    # The plan checks the branch against the GPUs: the user's own value when set (so its
-    # errors quote it), else the branch the role would install.
-    plan_options = {'driver_force': inp.get('force'), 'kernel_modules': inp.get('kernel_modules'),
-                    'driver_branch': inp['branch'] if inp.get('branch') not in (None, '') else branch['value'],
-                    'mig': inp.get('mig_mode'), 'persistence': inp.get('persistence')}
-    return {'branch': branch, 'plan_options': plan_options, 'problems': problems}
+    # The branch is the plan's (plugins/module_utils/plan/driver_branch.py), not decided here.
+    return {'problems': repo.input_problems(module.params['inputs'])}
 
 
 def main():

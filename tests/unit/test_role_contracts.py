@@ -79,3 +79,200 @@ def test_every_plugin_says_when_it_was_added(plugin):
         assert plugin.startswith("action/"), "plugins/%s has no DOCUMENTATION" % plugin
         return
     assert re.search(r"^version_added: ", text, re.M), "plugins/%s: DOCUMENTATION has no version_added" % plugin
+
+
+# ------------------------------------------------------------------ role pattern v3 (docs/role-pattern.md)
+# Tags, typed inputs, hostvars: the contracts of one plan per host (issue 17).
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+PLAYBOOKS_DIR = os.path.join(REPO, "playbooks")
+JINJA_KEYS = ("when", "that", "changed_when", "failed_when", "until", "loop")
+_STRING = re.compile(r"'[^']*'|\"[^\"]*\"")
+_BLOCK = re.compile(r"{{(.*?)}}|{%(.*?)%}", re.S)
+
+
+def _yaml_files(*dirs):
+    for top in dirs:
+        for root, _dirs, files in os.walk(top):
+            for name in files:
+                if name.endswith((".yml", ".yaml")):
+                    yield os.path.join(root, name)
+
+
+def _tasks(node):
+    """Every mapping in a YAML document that is a task (or a block, a play)."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _tasks(item)
+    elif isinstance(node, dict):
+        yield node
+        for key in ("block", "rescue", "always", "tasks", "pre_tasks", "post_tasks", "handlers"):
+            yield from _tasks(node.get(key))
+
+
+def _common_includes(path):
+    for task in _tasks(load(path)):
+        for action in ("ansible.builtin.include_role", "include_role"):
+            args = task.get(action)
+            if isinstance(args, dict) and args.get("name") in ("gpuops.dlserver.common", "common"):
+                yield task, args
+
+
+def test_every_include_of_common_applies_tags():
+    """An include_role without apply: tags runs its tasks untagged: under --tags they are skipped."""
+    missing = []
+    for path in _yaml_files(ROLES_DIR, PLAYBOOKS_DIR):
+        for task, args in _common_includes(path):
+            if not (args.get("apply") or {}).get("tags"):
+                missing.append("%s: %s" % (os.path.relpath(path, REPO), task.get("name")))
+    assert not missing, "include_role of common without apply: tags: %s" % missing
+
+
+def test_every_role_of_site_is_included_with_its_name_as_tag():
+    for name in ("site.yml", "monitoring.yml"):
+        for play in load(os.path.join(PLAYBOOKS_DIR, name)):
+            for task in _tasks(play.get("tasks")):
+                args = task.get("ansible.builtin.include_role")
+                if not isinstance(args, dict) or args.get("name") == "gpuops.dlserver.common":
+                    continue
+                role = args["name"].split(".")[-1]
+                assert role in (task.get("tags") or []), "%s: %s has no tag %s" % (name, task.get("name"), role)
+                assert role in ((args.get("apply") or {}).get("tags") or []), \
+                    "%s: %s does not apply the tag %s to the role's tasks" % (name, task.get("name"), role)
+
+
+def _list(*args):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"), ANSIBLE_NOCOLOR="1")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+           os.path.join(REPO, "inventories", "lab"), os.path.join(PLAYBOOKS_DIR, "site.yml")] + list(args)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=REPO, check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+def _listed_tasks(out):
+    return [line.strip().split("\tTAGS:")[0] for line in out.splitlines()
+            if line.startswith("      ") and "TAGS:" in line]
+
+
+PROBE_TASKS = ["Probe the hardware, check the inputs and plan the host",
+               "Record the plan on the host (/etc/gpuops/plan.json)",
+               "Publish hardware and plan for the run summary (fleet_summary callback)"]
+
+
+@pytest.mark.parametrize("tag, roles", [
+    ("nvidia_driver", ["nvidia_driver"]),
+    ("python_stack", ["python_stack"]),
+    ("monitoring", ["dcgm_exporter", "node_exporter", "prometheus"]),
+])
+def test_tags_through_site_run_the_probe_and_that_role_only(tag, roles):
+    tasks = _listed_tasks(_list("--tags", tag, "--list-tasks"))
+    assert tasks == PROBE_TASKS + ["Apply %s" % r for r in roles], tasks
+
+
+def test_list_tags_shows_every_role_and_monitoring():
+    out = _list("--list-tags")
+    for tag in ["always", "monitoring"] + list(PUBLIC_ROLES):
+        assert re.search(r"\b%s\b" % tag, out), "--list-tags does not show %s: %s" % (tag, out)
+
+
+def _declared():
+    """Every public variable of every role (and common's own gpuops_* inputs) -> its role."""
+    names = {}
+    for role in ALL_ROLES:
+        for entry in load(os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml"))["argument_specs"].values():
+            for name in entry.get("options") or {}:
+                if not name.startswith("__"):
+                    names[name] = role
+    return names
+
+
+def _expressions(path):
+    """The Jinja expressions of a task file, template or handler file (string literals removed)."""
+    if path.endswith(".j2"):
+        with open(path) as fh:
+            found = [a or b for a, b in _BLOCK.findall(fh.read())]
+    else:
+        found = []
+
+        def walk(node, key=None):
+            if isinstance(node, dict):
+                for k, v in node.items():
+                    walk(v, k)
+            elif isinstance(node, list):
+                for item in node:
+                    walk(item, key)
+            elif isinstance(node, str):
+                if key in JINJA_KEYS and "{{" not in node:
+                    found.append(node)
+                found.extend(a or b for a, b in _BLOCK.findall(node))
+        walk(load(path))
+    return [_STRING.sub("''", text) for text in found]
+
+
+def test_roles_read_only_their_typed_inputs():
+    """No task, template or handler reads a public variable raw: roles read __<role>.* (and gpuops_plan)."""
+    declared = _declared()
+    pattern = re.compile(r"(?<![\w.])(%s)\b" % "|".join(sorted(map(re.escape, declared), key=len, reverse=True)))
+    hits = []
+    for role in ALL_ROLES:
+        for sub in ("tasks", "templates", "handlers"):
+            top = os.path.join(ROLES_DIR, role, sub)
+            for root, _dirs, files in os.walk(top):
+                for name in files:
+                    path = os.path.join(root, name)
+                    for expr in _expressions(path):
+                        for match in pattern.finditer(expr):
+                            hits.append("%s reads %s (%s's) raw"
+                                        % (os.path.relpath(path, REPO), match.group(1), declared[match.group(1)]))
+    assert not hits, hits
+
+
+# What roles may read of another host: facts the collection publishes, and Ansible's own variables.
+HOSTVARS_KEYS = {"gpuops_plan", "gpuops_gpu", "ansible_host", "ansible_facts", "group_names", "inventory_hostname"}
+
+
+def test_no_hostvars_key_that_no_role_declares_in_yaml():
+    pattern = re.compile(r"hostvars\[[^\]]+\](?:\.(\w+)|\[\s*'(\w+)'\s*\]|\[\s*\"(\w+)\"\s*\])")
+    declared = _declared()
+    bad = []
+    for path in _yaml_files(ROLES_DIR, PLAYBOOKS_DIR):
+        with open(path) as fh:
+            for match in pattern.finditer(fh.read()):
+                key = next(g for g in match.groups() if g)
+                if key not in HOSTVARS_KEYS and key not in declared:
+                    bad.append("%s: hostvars[...].%s" % (os.path.relpath(path, REPO), key))
+    assert not bad, bad
+
+
+class _Recording(dict):
+    """hostvars of one host that records every key a filter reads."""
+
+    def __init__(self, data, seen):
+        super(_Recording, self).__init__(data)
+        self.seen = seen
+
+    def get(self, key, default=None):
+        self.seen.add(key)
+        return super(_Recording, self).get(key, default)
+
+    def __getitem__(self, key):
+        self.seen.add(key)
+        return super(_Recording, self).__getitem__(key)
+
+
+def test_filters_given_hostvars_read_only_published_keys():
+    from ansible_collections.gpuops.dlserver.plugins.filter.prometheus_targets import prometheus_targets
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano import hosts_view
+
+    seen = set()
+    data = {"ansible_host": "10.0.0.1", "group_names": ["gpu_nodes"], "dcgm_exporter_port": 9500,
+            "node_exporter_listen_address": "1.2.3.4:1", "prometheus_target_address": "9.9.9.9",
+            "gpuops_plan": {"host": {"scrape_address": None}, "exporters": {}, "roles": {}},
+            "gpuops_gpu": {"gpus": []}, "ansible_facts": {"hostname": "gpu1"}}
+    hostvars = {"gpu1": _Recording(data, seen)}
+    prometheus_targets(hostvars, ["gpu1"], "gpu_nodes")
+    hosts_view(["gpu1"], hostvars)
+    assert seen <= HOSTVARS_KEYS, "hostvars keys no role publishes: %s" % sorted(seen - HOSTVARS_KEYS)

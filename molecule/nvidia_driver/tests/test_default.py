@@ -276,3 +276,15 @@ def test_status_file_is_the_role_record(host, status):
     assert status["source"] == "distro"
     assert host.file(STATUS).mode == 0o644
     assert set(status["held"]) == set(status["packages"])
+
+
+def test_plan_json_names_the_installed_branch(host):
+    """/etc/gpuops/plan.json says which branch and why, and it is the branch the role installed."""
+    if not gpu_node(host):
+        pytest.skip("CPU-only node")
+    plan = json.loads(host.file("/etc/gpuops/plan.json").content_string)
+    module_pkg = FLAVOUR[name(host)][1]
+    installed_branch = int(installed(host)[module_pkg].split(":")[-1].split(".")[0])
+    assert plan["driver"]["branch"]["value"] == installed_branch, plan["driver"]["branch"]
+    assert plan["driver"]["branch"]["from"] in ("installed", "newest_supported"), plan["driver"]["branch"]
+    assert plan["driver"]["branch"]["reason"]

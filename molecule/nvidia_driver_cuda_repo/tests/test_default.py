@@ -162,3 +162,12 @@ def test_one_reboot_request_carries_both_roles(host):
     assert sorted(request["pending"]) == ["nvidia_driver", "os_tuning"]
     assert {r["action"] for r in request["pending"].values()} == {"deferred"}
     assert request["roles"] == {}, "nothing may reboot now: both roles deferred"
+
+
+def test_plan_json_names_the_installed_branch(host):
+    """/etc/gpuops/plan.json says which branch and why, and it is the branch the role installed."""
+    plan = json.loads(host.file("/etc/gpuops/plan.json").content_string)
+    version = host.check_output("dpkg-query -W -f '${Version}' nvidia-driver-cuda")
+    assert plan["driver"]["branch"]["value"] == int(version.split(":")[-1].split(".")[0]), plan["driver"]["branch"]
+    assert plan["driver"]["branch"]["from"] == "nvidia_driver_version", plan["driver"]["branch"]
+    assert plan["driver"]["branch"]["reason"]

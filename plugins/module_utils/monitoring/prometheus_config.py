@@ -33,15 +33,25 @@ def _target(address, listen, variable, default_port):
 
 
 def host_targets(name, hostvars, groups, dcgm_group):
-    """``{node_exporter: {...}, dcgm_exporter: {...}}`` of one host; ValueError names the variable."""
-    address = hostvars.get('prometheus_target_address') or hostvars.get('ansible_host') or name
-    node = {'scrape': True, 'reason': 'every host in the node_exporter group runs node_exporter',
-            'target': _target(address, hostvars.get('node_exporter_listen_address'),
-                              'node_exporter_listen_address (host %s)' % name, 9100)}
+    """``{node_exporter: {...}, dcgm_exporter: {...}}`` of one host; ValueError names the variable.
+
+    Reads only what the host published in its plan (``gpuops_plan``: ``host.scrape_address``,
+    ``exporters.<name>.listen_address``, ``roles.dcgm_exporter``, from the host's typed inputs),
+    never another role's raw variables; a host without a plan in this run gets the default ports
+    at ``ansible_host`` (else its inventory name).
+    """
     plan = hostvars.get('gpuops_plan')
-    decision = None
-    if isinstance(plan, dict):
-        decision = (plan.get('roles') or {}).get('dcgm_exporter')
+    plan = plan if isinstance(plan, dict) else {}
+    exporters = plan.get('exporters') if isinstance(plan.get('exporters'), dict) else {}
+
+    def listen(exporter):
+        published = exporters.get(exporter)
+        return published.get('listen_address') if isinstance(published, dict) else None
+
+    address = (plan.get('host') or {}).get('scrape_address') or hostvars.get('ansible_host') or name
+    node = {'scrape': True, 'reason': 'every host in the node_exporter group runs node_exporter',
+            'target': _target(address, listen('node_exporter'), 'node_exporter_listen_address (host %s)' % name, 9100)}
+    decision = (plan.get('roles') or {}).get('dcgm_exporter')
     if isinstance(decision, dict) and 'run' in decision:
         scrape = bool(decision['run'])
         reason = 'hardware plan: %s' % decision.get('reason', '')
@@ -49,11 +59,8 @@ def host_targets(name, hostvars, groups, dcgm_group):
         scrape = dcgm_group in groups
         reason = ('no hardware plan of this host in this run; it is %sin group %s (prometheus_dcgm_exporter_group)'
                   % ('' if scrape else 'not ', dcgm_group))
-    dcgm_listen = hostvars.get('dcgm_exporter_listen_address')
-    if not dcgm_listen and hostvars.get('dcgm_exporter_port'):
-        dcgm_listen = ':%s' % hostvars.get('dcgm_exporter_port')
     dcgm = {'scrape': scrape, 'reason': reason,
-            'target': _target(address, dcgm_listen, 'dcgm_exporter_listen_address (host %s)' % name, 9400)}
+            'target': _target(address, listen('dcgm_exporter'), 'dcgm_exporter_listen_address (host %s)' % name, 9400)}
     return {'node_exporter': node, 'dcgm_exporter': dcgm}
 
 

@@ -235,17 +235,6 @@ def normalise_branch(value):
     return re.sub(r'^[Rr]', '', str(value).strip())
 
 
-def choose_branch(inp, default_branch):
-    """The branch to install: the user's, else the version's, else the source's default."""
-    given = normalise_branch(inp.get('branch'))
-    if given is not None:
-        return {'value': given, 'reason': 'nvidia_driver_branch'}
-    version = re.sub(r'^\d+:', '', inp.get('version') or '')
-    if version:
-        return {'value': str(branch_of(version)), 'reason': 'the branch of nvidia_driver_version %s' % version}
-    return {'value': str(default_branch), 'reason': 'the default branch of the %s source' % inp.get('source')}
-
-
 # --------------------------------------------------------------------------- packages
 
 def fabric_manager_packages(distribution, source, branch):

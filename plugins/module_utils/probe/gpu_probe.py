@@ -24,7 +24,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_model
     describe_nvswitch,
     find_pci_ids,
 )
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import capabilities_from_facts
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.capabilities import capabilities_from_facts
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.pci import CONNECTX7_DEVICE, PciScanError, scan_pci
 
 NVML_CHOICES = ("auto", "required", "disabled")

@@ -46,7 +46,8 @@ def test_prometheus_targets_from_hostvars():
 
 def test_prometheus_targets_bad_listen_address_names_host():
     with pytest.raises(AnsibleFilterError, match=r"node_exporter_listen_address \(host gpu1\)"):
-        FILTERS["prometheus_targets"]({"gpu1": {"node_exporter_listen_address": "x"}}, ["gpu1"], "gpu_nodes")
+        FILTERS["prometheus_targets"](
+            {"gpu1": {"gpuops_plan": {"exporters": {"node_exporter": {"listen_address": "x"}}}}}, ["gpu1"], "gpu_nodes")
 
 
 def test_prometheus_config_fails_naming_the_variable():

@@ -29,13 +29,14 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import (
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.capabilities import (
     ARCHITECTURES,
+    capabilities_from_facts,
+)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan, format_plan_errors
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import (
     ROLES,
     branch_of_version,
-    build_plan,
-    capabilities_from_facts,
-    format_plan_errors,
     parse_branch,
     validate_plan_options,
 )

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import gpu_probe
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import capabilities_from_facts
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.capabilities import capabilities_from_facts
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.gpu_probe import ProbeError, probe
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import parse_nvidia_topo
 

@@ -1,0 +1,84 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action gpuops.dlserver.host_plan: every role's inputs converted and checked, then the host's plan.
+
+Documented by its module stub (plugins/modules/host_plan.py); the decisions are in
+plugins/module_utils/plan/ (host_plan.py, gpu_plan.py).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import format_plan_errors
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import build_host_plan, same_inputs
+
+
+def public_roles(roles_dir=ROLES_DIR):
+    """The collection's public roles: every role with an argument spec, except the private common."""
+    return sorted(r for r in os.listdir(roles_dir) if r != 'common'
+                  and os.path.isfile(os.path.join(roles_dir, r, 'meta', 'argument_specs.yml')))
+
+
+class ActionModule(ActionBase):
+    """Convert every role's inputs (failing on any bad one, naming it) and compute the plan."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(('gpu', 'in_container', 'source_branches', 'strict', 'plan'))
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        args = self._task.args
+        templar = self._templar.copy_with_new_env(available_variables=task_vars)
+        inputs, problems = {}, []
+        for role in public_roles():
+            options = load_spec(role)
+            values = {}
+            for name in options:
+                if name in task_vars:
+                    try:
+                        values[name] = templar.template(task_vars[name])
+                    except AnsibleError as exc:
+                        problems.append('%s cannot be evaluated: %s' % (name, exc))
+            try:
+                inputs[role] = convert_inputs(options, values, '%s_' % role)
+            except InputError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            result.update(failed=True, problems=problems,
+                          msg='gpuops.dlserver: bad input, nothing was changed: %s.' % '; '.join(problems))
+            return result
+        try:
+            in_container = to_bool('in_container', args.get('in_container', False))
+            strict = to_bool('strict', args.get('strict', True))
+            current = plain(args.get('plan'))
+            if current and args.get('source_branches') is None and same_inputs(current, inputs, in_container):
+                # computed once per run: the plan of these inputs exists already
+                result.update(changed=False, plan=current, computed=False)
+                return result
+            address = (inputs.get('prometheus') or {}).get('target_address') or \
+                task_vars.get('ansible_host') or task_vars.get('inventory_hostname')
+            plan = build_host_plan(plain(args.get('gpu')), inputs, in_container,
+                                   plain(args.get('source_branches')), str(address) if address else None)
+        except (InputError, ValueError) as exc:
+            result.update(failed=True, msg='gpuops.dlserver.host_plan: %s' % exc)
+            return result
+        if plan['errors'] and strict:
+            result.update(failed=True, plan=plan,
+                          msg='gpuops.dlserver.host_plan: the requested settings conflict with the hardware of '
+                              'this host: %s' % format_plan_errors(plan))
+            return result
+        result.update(changed=False, plan=plan, computed=True)
+        return result

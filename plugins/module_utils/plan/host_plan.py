@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One plan per host: the plan's options from every role's TYPED inputs, and what the plan
+publishes for other hosts (the exporters' listen addresses and the scrape address).
+
+``inputs`` maps a role to its inputs as ``core/role_inputs.convert_inputs`` returns them
+(``{'nvidia_driver': {'force': False, 'branch': None, ...}, 'dcgm_exporter': {...}}``), so the
+plan never reads a raw variable and every role sees the same answer (action
+``gpuops.dlserver.host_plan``).
+
+Pure functions, standard library only, Python 3.8+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import validate_plan_options
+
+# plan option -> (role, key of the role's typed inputs)
+PLAN_INPUTS = {
+    'driver_force': ('nvidia_driver', 'force'),
+    'kernel_modules': ('nvidia_driver', 'kernel_modules'),
+    'driver_branch': ('nvidia_driver', 'branch'),
+    'driver_version': ('nvidia_driver', 'version'),
+    'driver_upgrade': ('nvidia_driver', 'upgrade'),
+    'mig': ('nvidia_driver', 'mig_mode'),
+    'persistence': ('nvidia_driver', 'persistence'),
+    'dcgm_profiling': ('dcgm_exporter', 'profiling'),
+}
+
+# What other hosts read of this one (the prometheus role): exporter -> (role, typed input key).
+PUBLISHED = {
+    'node_exporter': ('node_exporter', 'listen_address'),
+    'dcgm_exporter': ('dcgm_exporter', 'listen_address'),
+}
+
+
+def plan_options(inputs, in_container, source_branches=None):
+    """The options of build_plan() from the roles' typed inputs (an empty string means unset)."""
+    inputs = inputs or {}
+    options = {'in_container': in_container, 'source_branches': source_branches}
+    for option, (role, key) in PLAN_INPUTS.items():
+        value = (inputs.get(role) or {}).get(key)
+        options[option] = None if value == '' else value
+    return options
+
+
+def same_inputs(plan, inputs, in_container):
+    """Whether ``plan`` was computed from these typed inputs (its options; the source's branches aside).
+
+    The plan is computed once per run; it is computed again only when a role sees other inputs
+    than the plan was made from (role parameters, or a test harness feeding one role several
+    inputs in one run).
+    """
+    if not isinstance(plan, dict) or not isinstance(plan.get('options'), dict):
+        return False
+    wanted = validate_plan_options(plan_options(inputs, in_container))
+    have = dict(plan['options'])
+    for key in ('source_branches', 'strict'):
+        wanted.pop(key, None)
+        have.pop(key, None)
+    return wanted == have
+
+
+def build_host_plan(facts, inputs, in_container, source_branches=None, scrape_address=None):
+    """The host's plan from its probe facts and every role's typed inputs.
+
+    Adds what other hosts read of this one: ``exporters.<name>.listen_address`` and
+    ``host.scrape_address`` (where Prometheus reaches the host). ValueError on bad options,
+    as build_plan().
+    """
+    plan = build_plan(facts, plan_options(inputs, in_container, source_branches))
+    for exporter, (role, key) in PUBLISHED.items():
+        plan['exporters'][exporter]['listen_address'] = ((inputs or {}).get(role) or {}).get(key)
+    plan['host']['scrape_address'] = scrape_address
+    return plan

@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan's options: what the roles' typed inputs tell the planner, validated and normalised.
+
+Each option names the public role variable a user changes to set it, so that every error
+message of the plan names that variable. Booleans are converted by the collection's one
+converter (``core/role_inputs.to_bool``), the same words every role input accepts.
+
+Pure functions, standard library only, Python 3.8+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, to_bool
+
+ROLES = (
+    'os_tuning', 'nvidia_driver', 'cuda_toolkit', 'nvidia_container_toolkit', 'python_stack',
+    'node_exporter', 'dcgm_exporter', 'prometheus', 'volcano', 'gpu_validate',
+)
+
+_CHOICES_AUTO = ('auto', 'enabled', 'disabled')
+
+# Options of build_plan(): type, default, choices, and the public role variable a user
+# changes to set it (named in every error message).
+OPTIONS = {
+    'driver_force': {'type': 'bool', 'default': False, 'variable': 'nvidia_driver_force'},
+    'kernel_modules': {'type': 'choice', 'default': 'auto', 'choices': ('auto', 'open', 'proprietary'),
+                       'variable': 'nvidia_driver_kernel_modules'},
+    'driver_branch': {'type': 'branch', 'default': None, 'variable': 'nvidia_driver_branch'},
+    'mig': {'type': 'choice', 'default': 'auto', 'choices': _CHOICES_AUTO, 'variable': 'nvidia_driver_mig_mode'},
+    'dcgm_profiling': {'type': 'choice', 'default': 'auto', 'choices': _CHOICES_AUTO,
+                       'variable': 'dcgm_exporter_profiling'},
+    'in_container': {'type': 'bool', 'default': False,
+                     'variable': 'in_container (roles derive it from ansible_virtualization_type)'},
+    'persistence': {'type': 'bool', 'default': True, 'variable': 'nvidia_driver_persistence'},
+    'driver_version': {'type': 'version', 'default': None, 'variable': 'nvidia_driver_version'},
+    'driver_upgrade': {'type': 'bool', 'default': False, 'variable': 'nvidia_driver_upgrade'},
+    'source_branches': {'type': 'branches', 'default': None,
+                        'variable': 'the branches the driver source carries (nvidia_driver_source)'},
+    'strict': {'type': 'bool', 'default': True, 'variable': 'the strict option of the gpu_plan filter'},
+}
+
+_BRANCH_RE = re.compile(r'[rR]?(\d{3,4})')
+
+
+def variable(option):
+    return OPTIONS[option]['variable']
+
+
+def _to_bool(name, value):
+    try:
+        return to_bool(name, value)
+    except InputError:
+        raise ValueError("plan option '%s' (variable %s) must be a boolean (true or false), got %r"
+                         % (name, variable(name), value))
+
+
+def error(code, option, message):
+    """A conflict between an option and the hardware, naming the variable to change."""
+    return {'code': code, 'option': option, 'variable': variable(option), 'message': message}
+
+
+def parse_branch(value, name='driver_branch'):
+    """Return a driver branch as an int (580 from 580, '580' or 'R580'); None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        pass  # bool is an int subclass; never a branch
+    elif isinstance(value, int):
+        if 100 <= value <= 9999:
+            return value
+    elif isinstance(value, str):
+        match = _BRANCH_RE.fullmatch(value.strip())
+        if match:
+            return int(match.group(1))
+    raise ValueError("plan option '%s' (variable %s) must be a driver branch number such as 580 "
+                     "(an integer or a string of 3-4 digits, optionally prefixed with R), got %r"
+                     % (name, variable(name), value))
+
+
+def branch_of_version(version):
+    """Driver branch (int) of a driver version string ('580.95.05' -> 580); None when unknown."""
+    if version is None:
+        return None
+    return versions.branch(re.sub(r'^\d+:', '', str(version).strip()))
+
+
+def validate_plan_options(options):
+    """Validate and normalise build_plan() options; return a new dict with every option set.
+
+    Raises ValueError naming the option, its role variable and the allowed values for an
+    unknown option, a value of the wrong type or a choice outside the allowed ones.
+    ``None`` for an option means its default.
+    """
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise ValueError('plan options must be a dictionary, got %s' % type(options).__name__)
+    unknown = sorted(str(k) for k in options if k not in OPTIONS)
+    if unknown:
+        raise ValueError('unknown plan option(s) %s; allowed options: %s'
+                         % (', '.join(unknown), ', '.join(sorted(OPTIONS))))
+    result = {}
+    for name in sorted(OPTIONS):
+        spec = OPTIONS[name]
+        value = options.get(name)
+        if value is None:
+            result[name] = spec['default']
+        elif spec['type'] == 'bool':
+            result[name] = _to_bool(name, value)
+        elif spec['type'] == 'branch':
+            result[name] = parse_branch(value, name)
+        elif spec['type'] == 'branches':
+            if not isinstance(value, (list, tuple)):
+                raise ValueError("plan option '%s' (%s) must be a list of driver branches, got %r"
+                                 % (name, spec['variable'], value))
+            result[name] = sorted(set(parse_branch(item, name) for item in value))
+        elif spec['type'] == 'version':
+            text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ''
+            if text and branch_of_version(text) is None:
+                raise ValueError("plan option '%s' (variable %s) must be a driver version such as 580.95.05, got %r"
+                                 % (name, spec['variable'], value))
+            result[name] = text or None
+        else:
+            if not isinstance(value, str) or value.strip().lower() not in spec['choices']:
+                raise ValueError("plan option '%s' (variable %s) must be one of %s, got %r"
+                                 % (name, spec['variable'], ', '.join(spec['choices']), value))
+            result[name] = value.strip().lower()
+    return result

@@ -1,0 +1,128 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: host_plan
+short_description: Check every role's inputs and compute the host's hardware plan, once per run
+version_added: 0.2.0
+description:
+  - Converts the variables of EVERY role of the collection by its C(meta/argument_specs.yml) (the same
+    conversion as M(gpuops.dlserver.role_inputs)) and fails, naming each bad variable, when any of them
+    has the wrong shape or value - on every host, whether or not the role will run there.
+  - Then computes the host's hardware plan from the probe's facts and the roles' TYPED inputs
+    (C(nvidia_driver_force), C(nvidia_driver_kernel_modules), C(nvidia_driver_branch),
+    C(nvidia_driver_version), C(nvidia_driver_upgrade), C(nvidia_driver_mig_mode),
+    C(nvidia_driver_persistence), C(dcgm_exporter_profiling)), with the rules of the
+    C(gpuops.dlserver.gpu_plan) filter (C(docs/hardware-gating.md)).
+  - The plan also publishes what other hosts read of this one - the exporters' listen addresses
+    (C(exporters.node_exporter.listen_address), C(exporters.dcgm_exporter.listen_address)) and
+    C(host.scrape_address) (C(prometheus_target_address), else C(ansible_host), else the inventory name).
+  - The collection calls it from C(roles/common/tasks/gpu.yml) with the plan of the run, which it
+    returns as it is unless the role's inputs differ from those it was made from, and publishes the
+    result as the fact C(gpuops_plan) (which C(roles/common/tasks/plan_record.yml) writes to
+    C(/etc/gpuops/plan.json)); every role reads that plan and never computes its own.
+  - Runs on the controller and changes nothing on the host.
+author:
+  - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
+options:
+  gpu:
+    description: The probe's facts, C(gpuops_gpu) (from M(gpuops.dlserver.gpu_facts)).
+    type: dict
+    required: true
+  in_container:
+    description: The host is a container guest (C(gpuops_in_container)).
+    type: bool
+    default: false
+  source_branches:
+    description:
+      - The driver branches the driver source carries. With them the plan picks the driver branch
+        where nothing else decides it (no C(nvidia_driver_branch) or C(nvidia_driver_version), no
+        installed driver, or C(nvidia_driver_upgrade)); without them the plan leaves the branch to the
+        source (C(driver.branch.from=source)) and the C(nvidia_driver) role plans again with them.
+    type: list
+    elements: raw
+  plan:
+    description:
+      - The plan computed earlier in the run (C(gpuops_plan)). When it was computed from the same typed
+        inputs (and no O(source_branches) are given) it is returned as it is (C(computed=false)) - the plan
+        is computed once per run, and again only for a role that sees other inputs (role parameters).
+    type: dict
+  strict:
+    description: Fail when the plan has errors (conflicts between the inputs and the hardware).
+    type: bool
+    default: true
+attributes:
+  action:
+    support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+seealso:
+  - module: gpuops.dlserver.gpu_facts
+  - module: gpuops.dlserver.role_inputs
+"""
+
+EXAMPLES = r"""
+- name: Check every role's inputs and plan this host
+  gpuops.dlserver.host_plan:
+    gpu: "{{ gpuops_gpu }}"
+    in_container: "{{ gpuops_in_container }}"
+  register: __plan
+
+- name: Gate on it
+  ansible.builtin.debug:
+    msg: "{{ __plan.plan.roles.nvidia_driver.reason }}"
+"""
+
+RETURN = r"""
+plan:
+  description:
+    - The host's plan (the shape the C(gpuops.dlserver.gpu_plan) filter returns; C(docs/hardware-gating.md)),
+      plus C(exporters.<name>.listen_address) and C(host.scrape_address). C(driver.branch.from) says
+      where the branch came from - C(nvidia_driver_branch), C(nvidia_driver_version), C(installed),
+      C(newest_supported), C(source) (left to the source) or C(none).
+  returned: success, and on a conflict
+  type: dict
+computed:
+  description: Whether the plan was computed now (false - O(plan) was returned, made from the same inputs).
+  returned: success
+  type: bool
+problems:
+  description: One message per bad variable of any role, each naming the variable.
+  returned: failure on bad input
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(gpu=dict(type='dict', required=True), in_container=dict(type='bool', default=False),
+                           plan=dict(type='dict'),
+                           source_branches=dict(type='list', elements='raw'), strict=dict(type='bool', default=True)),
+        supports_check_mode=True,
+    )
+    module.fail_json(msg='gpuops.dlserver.host_plan runs on the controller as an action plugin; '
+                         'it was called as a module on the host')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,72 @@
+"""gpuops.dlserver.host_plan through a real ansible-playbook run: every role's inputs checked, one plan."""
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+BIN = os.path.dirname(sys.executable)
+DATA = os.path.join(REPO, "tests", "unit", "plugins", "module_utils", "data")
+
+PLAY = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - gpuops.dlserver.host_plan:
+        gpu: "{{ facts }}"
+        in_container: true
+      register: result
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ result.plan | to_json }}"
+"""
+
+
+def run(tmp_path, fixture, *extra):
+    with open(os.path.join(DATA, fixture)) as handle:
+        facts = yaml.safe_load(handle)["facts"]
+    (tmp_path / "pb.yml").write_text(PLAY)
+    (tmp_path / "facts.json").write_text(json.dumps({"facts": facts}))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
+    args = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(tmp_path / "pb.yml"),
+            "-e", "ansible_python_interpreter=%s" % sys.executable, "-e", "out=%s" % (tmp_path / "out.json"),
+            "-e", "@%s" % (tmp_path / "facts.json")]
+    for item in extra:
+        args += ["-e", item]
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+
+
+def test_a_bad_input_of_a_role_the_plan_skips_fails_naming_it(tmp_path):
+    # a CPU-only host: the plan skips the container toolkit, its inputs are checked all the same
+    res = run(tmp_path, "plan_cpu_only.yml", json.dumps({"nvidia_container_toolkit_engines": ["no-such-engine"]}),
+              "os_tuning_reboot=maybe")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "nvidia_container_toolkit_engines: no-such-engine not allowed" in out
+    assert "os_tuning_reboot must be a boolean" in out
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_the_plan_comes_from_the_typed_inputs(tmp_path):
+    res = run(tmp_path, "plan_cpu_only.yml", "nvidia_driver_force=true", "node_exporter_listen_address=:9111")
+    assert res.returncode == 0, res.stdout + res.stderr
+    plan = json.loads((tmp_path / "out.json").read_text())
+    assert plan["driver"]["required"] is True
+    assert plan["roles"]["nvidia_container_toolkit"]["run"] is True
+    assert plan["exporters"]["node_exporter"]["listen_address"] == ":9111"
+    assert plan["host"]["scrape_address"] == "localhost"
+
+
+def test_a_conflict_with_the_hardware_fails_naming_the_variable(tmp_path):
+    res = run(tmp_path, "plan_cpu_only.yml", "nvidia_driver_mig_mode=enabled", "nvidia_driver_force=true")
+    assert res.returncode != 0
+    assert "nvidia_driver_mig_mode" in res.stdout + res.stderr
+
+
+def test_a_variable_that_cannot_be_evaluated_is_named(tmp_path):
+    res = run(tmp_path, "plan_cpu_only.yml", "python_stack_prefix={{ no_such_variable }}")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "python_stack_prefix cannot be evaluated" in out
