@@ -108,7 +108,7 @@ def _number(text):
     number = float(value)
     if math.isinf(number) or math.isnan(number):
         return "unreadable", value
-    return "value", number
+    return "value", int(number) if number == int(number) else number
 
 
 def _mode(text):
@@ -160,16 +160,21 @@ def _persistence(row, target, wanted):
 def _power_limit(row, target, wanted, errors):
     if wanted is None:
         return _record(None, None, "not_asked", "nvidia_driver_power_limit_watts is null: the power limit is left alone")
-    readings = [_number(row.get(name)) for name in ("power.limit", "power.min_limit", "power.max_limit")]
-    for kind, text in readings:
+    # The range first: a limit outside it is refused whatever the current value reads.
+    bounds = [_number(row.get(name)) for name in ("power.min_limit", "power.max_limit")]
+    for kind, text in bounds:
         if kind != "value":
             return _record(wanted, None, kind if kind != "deprecated" else "unsupported",
-                           _not_readable(kind, text, "power limit"))
-    current, low, high = [value for _, value in readings]
+                           _not_readable(kind, text, "power limit range"))
+    low, high = bounds[0][1], bounds[1][1]
     if not low <= wanted <= high:
         errors.append("nvidia_driver_power_limit_watts %d is outside the range of GPU %s (%s to %s W); "
                       "nothing was changed" % (wanted, row["bus_id"], _watts(low), _watts(high)))
-        return _record(wanted, current, "refused", "outside the GPU's range %s to %s W" % (_watts(low), _watts(high)))
+        return _record(wanted, None, "refused", "outside the GPU's range %s to %s W" % (_watts(low), _watts(high)))
+    kind, current = _number(row.get("power.limit"))
+    if kind != "value":
+        return _record(wanted, None, kind if kind != "deprecated" else "unsupported",
+                       _not_readable(kind, current, "power limit"))
     if abs(current - wanted) < 1:
         return _record(wanted, current, "none", "the power limit is %s W" % _watts(current))
     return _record(wanted, current, "set", "the power limit is %s W, nvidia_driver_power_limit_watts wants %d W "
@@ -284,5 +289,9 @@ def decide(rows, wanted):
         reason = "%d setting(s) differ on %d of %d GPU(s)" % (
             len(commands), len(set(c["bus_id"] for c in commands)), len(gpus))
     else:
-        reason = "every asked-for setting already holds on all %d GPU(s)" % len(gpus)
+        reason = "every asked-for setting that nvidia-smi can set already holds on all %d GPU(s)" % len(gpus)
+    left = ["%s %s (%s)" % (gpu["pci_bus_id"], setting, gpu[setting]["action"]) for gpu in gpus for setting in SETTINGS
+            if gpu[setting]["action"] in ("unsupported", "deprecated", "unreadable")]
+    if left and not errors:
+        reason += "; asked for but not settable, nothing run: " + ", ".join(left)
     return {"gpus": gpus, "commands": commands, "errors": errors, "reason": reason}
