@@ -59,7 +59,7 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-  - C(errors) (always empty: bad input fails the filter), C(source), C(source_reason), C(release)
+  - C(errors) (always empty, bad input fails the filter), C(source), C(source_reason), C(release)
     (C(name), C(url), C(archive), C(sha256), C(install_dir); null for the package), C(binary), C(link),
     C(service), C(unit_file), C(exec_start) (list), C(web_config) (dict or null), C(web_config_file),
     C(listen), C(verify) (C(url), C(scheme), C(basic_auth), C(user)).

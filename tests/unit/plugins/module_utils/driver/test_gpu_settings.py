@@ -20,6 +20,11 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures", "nvidia-smi-settings")
 with open(os.path.join(HERE, "..", "data", "gpu_settings_cases.yml")) as _fh:
     CASES = yaml.safe_load(_fh)
 
+# What nvidia-smi prints above the rows with --format=csv,nounits (units stay in the header).
+HEADER_WITH_UNITS = ("pci.bus_id, persistence_mode, power.limit [W], power.min_limit [W], power.max_limit [W], "
+                     "clocks.applications.memory [MHz], clocks.applications.graphics [MHz], mig.mode.current, "
+                     "mig.mode.pending\n")
+
 
 def fixture(name):
     """(query fields or None, text without the # lines) of a fixture; every fixture names its SOURCE."""
@@ -35,7 +40,7 @@ def fixture(name):
 def test_decide_table(case):
     if case.get("source"):
         assert os.path.exists(os.path.join(ROOT, case["source"])), case["source"]
-    result = decide(parse_query(case["csv"]), case["wanted"])
+    result = decide(parse_query(HEADER_WITH_UNITS + case["rows"]), case["wanted"])
     expect = case["expect"]
     by_bus = dict((gpu["pci_bus_id"], gpu) for gpu in result["gpus"])
     for bus, settings in expect.get("actions", {}).items():
