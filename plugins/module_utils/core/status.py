@@ -129,8 +129,8 @@ def dcgm_exporter(parts):
     record = dict(config.get("status") or {})
     verified = parts.get("verified")
     if not isinstance(verified, dict) or "ok" not in verified:
-        verified = {"ok": None, "reason": "not verified: " + ("check mode" if config.get("run") else
-                                                               (config.get("reason") or ""))}
+        why = "check mode" if config.get("run") else (config.get("reason") or "")
+        verified = {"ok": None, "reason": "not verified: " + why}
     record["verify"] = dict((k, v) for k, v in verified.items() if k != "served")
     if config.get("run") and config.get("mode") == "host":
         repository = config.get("repository") or {}

@@ -34,7 +34,10 @@ class FakeSmi(object):
 
 
 def _run(monkeypatch, smi, check_mode=False, **args):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, args, **kw: smi(self, args, **kw))
+    def run_command(self, args, **kwargs):
+        return smi(self, args, **kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
     if check_mode:
         args["_ansible_check_mode"] = True
@@ -55,8 +58,8 @@ def test_sets_only_what_differs_then_reads_again(monkeypatch):
     assert gpu["application_clocks"]["action"] == "deprecated"
     # query, -pl, query again; every call with a C locale and the time limit
     assert len(smi.calls) == 3
-    assert all(env == {"LC_ALL": "C"} for _, env in smi.calls)
-    assert all(call[:4] == ["/usr/bin/timeout", "-k", "5", "60"] for call, _ in smi.calls)
+    assert all(env == {"LC_ALL": "C"} for call, env in smi.calls)
+    assert all(call[:4] == ["/usr/bin/timeout", "-k", "5", "60"] for call, env in smi.calls)
     assert smi.calls[0][0][5:] == ["--query-gpu=" + ",".join(FIELDS), "--format=csv,nounits"]
 
 

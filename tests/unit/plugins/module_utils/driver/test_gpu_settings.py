@@ -101,7 +101,7 @@ def test_real_header_with_units_and_unknown_error():
 
 
 def test_real_deprecated_application_clocks():
-    _, text = fixture("app-clocks-deprecated-rtx-pro-6000-595.txt")
+    text = fixture("app-clocks-deprecated-rtx-pro-6000-595.txt")[1]
     cells = [cell.strip() for cell in text.strip().split(",")]
     kinds = [reading(cell)[0] for cell in cells]
     assert kinds.count("deprecated") == 2
