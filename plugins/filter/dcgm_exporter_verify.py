@@ -66,13 +66,22 @@ _value:
       type: str
 """
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import verify_metrics
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 
 
 def dcgm_exporter_verify(text, expected):
     """Compare the exporter's /metrics text with the metric names of the counters file."""
-    return verify_metrics(plain(text) or '', plain(expected) or [])
+    text, expected = plain(text), plain(expected)
+    if text is not None and not isinstance(text, str):
+        raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_verify: the /metrics page must be text, got %r'
+                                 % type(text).__name__)
+    if expected is not None and (not isinstance(expected, list) or not all(isinstance(n, str) for n in expected)):
+        raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_verify: expected (the counters file\'s metric_names) '
+                                 'must be a list of names, got %r' % (expected,))
+    return verify_metrics(text or '', expected or [])
 
 
 class FilterModule(object):

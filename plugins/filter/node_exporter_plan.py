@@ -23,9 +23,9 @@ description:
   with URL and checksum, or the distribution package), paths, service name, command line, and the web
   configuration (TLS, basic auth with bcrypt hashes whose salt derives from the host, user and password,
   so a second run writes the same hash).
-- Returns C(errors), each naming the variable, on an invalid listen address, an unknown collector, a malformed
-  version or checksum, a certificate without key, or a password bcrypt cannot hash (the caller fails on
-  them; the messages never contain a password).
+- Fails (raises, like every filter of the collection), naming each variable, on an invalid listen address, an
+  unknown collector, a malformed version or checksum, a certificate without key, or a password bcrypt cannot
+  hash; the message never contains a password.
 - Needs the Python package C(bcrypt) on the controller when basic auth users are set.
 positional: _input, platform, host, arch
 options:
@@ -59,7 +59,7 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-  - C(errors) (list; when not empty, the only other key is absent), C(source), C(source_reason), C(release)
+  - C(errors) (always empty, bad input fails the filter), C(source), C(source_reason), C(release)
     (C(name), C(url), C(archive), C(sha256), C(install_dir); null for the package), C(binary), C(link),
     C(service), C(unit_file), C(exec_start) (list), C(web_config) (dict or null), C(web_config_file),
     C(listen), C(verify) (C(url), C(scheme), C(basic_auth), C(user)).
@@ -77,6 +77,11 @@ def node_exporter_plan(inputs, platform, host, arch):
     except ImportError as exc:
         raise AnsibleFilterError('gpuops.dlserver.node_exporter_plan: node_exporter_basic_auth_users needs the '
                                  'Python package bcrypt on the controller (pip install bcrypt): %s' % exc)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise AnsibleFilterError('gpuops.dlserver.node_exporter_plan: %s' % exc)
+    if result.get('errors'):
+        raise AnsibleFilterError('gpuops.dlserver.node_exporter: bad input, nothing was changed: %s'
+                                 % '; '.join(result['errors']))
     return result
 
 

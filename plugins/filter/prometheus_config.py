@@ -50,9 +50,12 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import 
 
 
 def prometheus_config(inputs):
+    if not isinstance(inputs, dict):
+        raise AnsibleFilterError('gpuops.dlserver.prometheus_config: the inputs (__prometheus) must be a dict, got %r'
+                                 % type(inputs).__name__)
     errors = _prometheus.check_inputs(dict(inputs))
     if errors:
-        raise AnsibleFilterError('; '.join(errors))
+        raise AnsibleFilterError('gpuops.dlserver.prometheus_config: ' + '; '.join(errors))
     return _prometheus.scrape_config(dict(inputs))
 
 

@@ -73,6 +73,9 @@ def prometheus_targets(hostvars, hosts, dcgm_group):
             entries.append(entry)
     except ValueError as exc:
         raise AnsibleFilterError(str(exc))
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise AnsibleFilterError('gpuops.dlserver.prometheus_targets: hostvars must map every host of hosts to its '
+                                 'variables (%s: %s)' % (type(exc).__name__, exc))
     return {'hosts': dict((e['name'], {'node_exporter': e['node_exporter'], 'dcgm_exporter': e['dcgm_exporter']})
                           for e in entries),
             'file_sd': _prometheus.file_sd(entries)}

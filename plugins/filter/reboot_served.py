@@ -40,11 +40,19 @@ _value:
   type: dict
 """
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.reboot import served
 
 
 def reboot_served(current):
-    return served(current)
+    if not isinstance(current, dict):
+        raise AnsibleFilterError('gpuops.dlserver.reboot_served: gpuops_reboot must be a dict, got %r'
+                                 % type(current).__name__)
+    try:
+        return served(current)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise AnsibleFilterError('gpuops.dlserver.reboot_served: gpuops_reboot: %s' % exc)
 
 
 class FilterModule(object):

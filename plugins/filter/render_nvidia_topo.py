@@ -67,8 +67,8 @@ def render_nvidia_topo(topo):
     """``{gpus, nics, matrix}`` -> an aligned ``nvidia-smi topo -m`` style table."""
     try:
         return _render(topo)
-    except (ValueError, TypeError) as exc:
-        raise AnsibleFilterError(str(exc))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise AnsibleFilterError('gpuops.dlserver.render_nvidia_topo: %s' % exc)
 
 
 class FilterModule(object):

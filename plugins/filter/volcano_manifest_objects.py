@@ -65,11 +65,20 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano
 
 def volcano_manifest_objects(documents, namespace, scheduler_config_exists):
     """The release manifest's objects, without the scheduler ConfigMap once it exists."""
+    if isinstance(documents, (str, bytes, dict)) or (documents is not None and not hasattr(documents, '__iter__')):
+        raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: the manifest must be a list of documents '
+                                 '(from_yaml_all of the release file), got %r' % type(documents).__name__)
+    documents = plain(list(documents or []))
+    if not all(d is None or isinstance(d, dict) for d in documents):
+        raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: every document of the manifest must be a '
+                                 'mapping (a Kubernetes object) or empty')
     try:
-        return manifest_objects(plain(list(documents or [])), str(namespace), bool(scheduler_config_exists))
+        return manifest_objects(documents, str(namespace), bool(scheduler_config_exists))
     except VolcanoError as exc:
         raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: nothing was applied from the manifest; %s'
                                  % '; '.join(exc.errors))
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: %s' % exc)
 
 
 class FilterModule(object):

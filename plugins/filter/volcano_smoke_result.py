@@ -48,6 +48,8 @@ _value:
   type: dict
 """
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano import (
     smoke_result,
@@ -56,9 +58,18 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano
 
 def volcano_smoke_result(job, workers, timeout):
     """The smoke job's outcome as facts: passed, phase, counts and a reason."""
+    for name, value in (('workers', workers), ('timeout', timeout)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise AnsibleFilterError('gpuops.dlserver.volcano_smoke_result: %s must be an integer, got %r' % (name, value))
+    if job is not None and not isinstance(job, dict):
+        raise AnsibleFilterError('gpuops.dlserver.volcano_smoke_result: the job must be what k8s_info returned (a dict), '
+                                 'got %r' % type(job).__name__)
     resources = (job or {}).get('resources') if isinstance(job, dict) and 'resources' in job else None
     obj = (resources[0] if resources else None) if resources is not None else job
-    return smoke_result(plain(obj), int(workers), int(timeout))
+    try:
+        return smoke_result(plain(obj), workers, timeout)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise AnsibleFilterError('gpuops.dlserver.volcano_smoke_result: %s' % exc)
 
 
 class FilterModule(object):

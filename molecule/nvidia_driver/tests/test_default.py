@@ -218,6 +218,9 @@ def test_nothing_built_or_loaded_in_the_container_and_why(host, status):
     assert status["verify"]["ran"] is False
     assert "container" in status["verify"]["reason"]
     assert status["settings"]["applied"] is False
+    # No nvidia-smi read in a container: the settings record says why and lists no GPU.
+    assert "not verified" in status["settings"]["reason"] and "container" in status["settings"]["reason"]
+    assert status["settings"]["gpus"] == [] and status["settings"]["commands"] == []
     marker = host.file("/run/gpuops/reboot-required")
     assert not marker.exists or not marker.contains("^nvidia_driver:")
 

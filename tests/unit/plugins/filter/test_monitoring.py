@@ -21,11 +21,13 @@ DEBIAN = {"name": "Debian 12", "package": "prometheus-node-exporter",
           "package_binary": "/usr/bin/prometheus-node-exporter", "package_service": "prometheus-node-exporter"}
 
 
-def test_node_exporter_plan_returns_errors_without_secrets():
+def test_node_exporter_plan_raises_naming_the_variable_without_secrets():
     inputs = dict(defaults("node_exporter"), listen_address="9100", basic_auth_users={"p": "topsecret"})
-    result = FILTERS["node_exporter_plan"](inputs, DEBIAN, "gpu-01", "x86_64")
-    assert result["errors"] and "node_exporter_listen_address" in result["errors"][0]
-    assert "topsecret" not in " ".join(result["errors"])
+    with pytest.raises(AnsibleFilterError) as info:
+        FILTERS["node_exporter_plan"](inputs, DEBIAN, "gpu-01", "x86_64")
+    assert "node_exporter_listen_address" in str(info.value)
+    assert "bad input, nothing was changed" in str(info.value)
+    assert "topsecret" not in str(info.value)
 
 
 def test_node_exporter_plan_ok():

@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Status records of the roles: what a role decided, did and skipped, and why.
+
+``build(role, parts)`` hands ``parts`` (the facts and registered results a role's
+``tasks/status.yml`` passes in, by name) to that role's builder and returns the record that
+``roles/common/tasks/status.yml`` writes to the role's status file. A part that is missing,
+or a registered result of a task that was skipped (which lacks the task's keys), gives the
+same "not read (check mode)" / "not verified: <why>" values as a run that never got there.
+Only stable values are recorded, so a run that changes nothing rewrites nothing.
+Pure functions, standard library only (reached through the filter gpuops.dlserver.role_status).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+_MISSING = object()
+
+
+class StatusError(ValueError):
+    """A part a role's record cannot be built without is missing or of the wrong shape."""
+
+
+def dig(value, *keys, **kwargs):
+    """``value[k1][k2]...``, or ``default`` when a key is missing or a level is not a dict."""
+    default = kwargs.get("default")
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            return default
+        value = value[key]
+    return value
+
+
+def _need(parts, role, *names):
+    for name in names:
+        if not isinstance(parts.get(name), dict):
+            raise StatusError("%s status: the part %r must be a dict, got %r" % (role, name, parts.get(name, None)))
+
+
+def nvidia_driver(parts):
+    """Parts: ``plan`` (gpuops_plan), ``inputs`` (__nvidia_driver), ``resolved``, ``after``,
+    ``verified``, ``settings`` (the registered results of the role's tasks; any may be absent)."""
+    _need(parts, "nvidia_driver", "plan", "inputs")
+    plan = parts["plan"]
+    driver = plan.get("driver") or {}
+    if not driver.get("required"):
+        return {"required": False, "reason": driver.get("reason"), "in_container": dig(plan, "host", "in_container"),
+                "load_modules": driver.get("load_modules")}
+    resolved = parts.get("resolved") or {}
+    record = dict(dig(resolved, "status", default={}) or {})
+    if dig(resolved, "activation", "action", default="") in ("deferred", "skipped", "not_applicable"):
+        skip = dig(resolved, "status", "reboot", "reason", default="")
+    else:
+        skip = "check mode: the driver change is not applied"
+    record["dkms"] = dig(parts, "after", "dkms", default=_MISSING)
+    if record["dkms"] is _MISSING:
+        record["dkms"] = {"status": [], "reason": "not read (check mode)"}
+    record["verify"] = dig(parts, "verified", "verify", default=_MISSING)
+    if record["verify"] is _MISSING:
+        record["verify"] = {"ran": False, "reason": "not verified: " + (skip or "")}
+    record["settings"] = driver_settings(parts, skip)
+    return record
+
+
+def driver_settings(parts, skip):
+    """The ``settings`` part of the driver's record, from the nvidia_gpu_settings result."""
+    inputs = parts["inputs"]
+    plan = parts["plan"]
+    result = parts.get("settings") or {}
+    ran = "gpus" in result
+    if ran:
+        reason = result.get("reason") or ""
+    else:
+        reason = "not applied: the driver is not verified: " + (skip or "")
+    return {
+        "applied": ran,
+        "reason": reason,
+        "changed": bool(result.get("changed")) if ran else False,
+        "commands": result.get("commands", []) if ran else [],
+        "gpus": result.get("gpus", []) if ran else [],
+        "persistence": dig(plan, "persistence", "enabled"),
+        "power_limit_watts": inputs.get("power_limit_watts"),
+        "application_clocks": inputs.get("application_clocks") or {},
+        "mig": plan.get("mig") or {},
+    }
+
+
+def nvidia_container_toolkit(parts):
+    """Parts: ``plan``, ``inputs`` (__nvidia_container_toolkit), ``keyring`` (path or None),
+    ``resolved``, ``verified``, ``runtime`` (registered results; any may be absent)."""
+    _need(parts, "nvidia_container_toolkit", "plan", "inputs")
+    decision = dig(parts["plan"], "roles", "nvidia_container_toolkit", default={}) or {}
+    if not decision.get("run"):
+        return {"run": False, "reason": decision.get("reason")}
+    resolved = parts.get("resolved") or {}
+    verified = parts.get("verified") or {}
+    cdi = dict(dig(resolved, "cdi", default={}) or {})
+    cdi["specs"] = dig(verified, "verify", "cdi_specs", default=[])
+    return {
+        "run": True,
+        "reason": decision.get("reason"),
+        "version": resolved.get("version"),
+        "pin": resolved.get("pin"),
+        "vulnerabilities": resolved.get("vulnerabilities", {}),
+        "installed": verified.get("installed", {"reason": "not read (check mode)"}),
+        "repository": {
+            "url": parts["inputs"].get("repo_url"),
+            "keyring": parts.get("keyring"),
+            "fingerprints": dig(resolved, "keyring", "fingerprints", default=[]),
+            "not_trusted": dig(resolved, "keyring", "dropped", default=[]),
+        },
+        "engines": resolved.get("engines", {}),
+        "engine_files": resolved.get("records", {}),
+        "engines_live": dig(verified, "verify", "engines", default={}),
+        "runtime_settings": dig(parts, "runtime", "settings", default={}),
+        "cdi": cdi,
+        "smoke_test": resolved.get("smoke", {}),
+    }
+
+
+def dcgm_exporter(parts):
+    """Parts: ``config`` (__dcgm_exporter_config), ``inputs`` (__dcgm_exporter), ``verified``
+    (the verification, absent when it did not run), ``other_sources`` (the registered find of
+    other sources files; may be absent)."""
+    _need(parts, "dcgm_exporter", "config", "inputs")
+    config = parts["config"]
+    record = dict(config.get("status") or {})
+    verified = parts.get("verified")
+    if not isinstance(verified, dict) or "ok" not in verified:
+        why = "check mode" if config.get("run") else (config.get("reason") or "")
+        verified = {"ok": None, "reason": "not verified: " + why}
+    record["verify"] = dict((k, v) for k, v in verified.items() if k != "served")
+    if config.get("run") and config.get("mode") == "host":
+        repository = config.get("repository") or {}
+        if not parts["inputs"].get("repo_manage"):
+            sources = "not managed: dcgm_exporter_repo_manage is false"
+        else:
+            sources = [f.get("path") for f in dig(parts, "other_sources", "files", default=[]) or []]
+            sources = sources or [repository.get("sources_file")]
+        record["repository"] = {"url": repository.get("url"), "sources": sources}
+    return record
+
+
+BUILDERS = {
+    "nvidia_driver": nvidia_driver,
+    "nvidia_container_toolkit": nvidia_container_toolkit,
+    "dcgm_exporter": dcgm_exporter,
+}
+
+
+def build(role, parts):
+    """The status record of ``role`` from ``parts``; raises StatusError for an unknown role or bad parts."""
+    if role not in BUILDERS:
+        raise StatusError("no status record is defined for the role %r (known: %s)" % (role, ", ".join(sorted(BUILDERS))))
+    if not isinstance(parts, dict):
+        raise StatusError("%s status: the parts must be a dict, got %r" % (role, parts))
+    return BUILDERS[role](parts)

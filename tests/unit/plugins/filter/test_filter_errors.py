@@ -1,0 +1,58 @@
+"""One error convention for every filter of the collection: bad input raises AnsibleFilterError
+(naming the variable or argument), it is never returned for YAML to assert.
+
+BAD lists one bad call per filter; a filter added to plugins/filter/ without a row here fails
+test_every_filter_has_a_bad_input_case, so the convention holds for new filters too.
+"""
+import glob
+import importlib
+import os
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+NAMES = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(REPO, "plugins", "filter", "*.py"))
+               if not os.path.basename(p).startswith("_"))
+
+
+def _filters():
+    found = {}
+    for name in NAMES:
+        module = importlib.import_module("ansible_collections.gpuops.dlserver.plugins.filter." + name)
+        found.update(module.FilterModule().filters())
+    return found
+
+
+FILTERS = _filters()
+
+# filter name -> (args, a word the message must hold)
+BAD = {
+    "dcgm_exporter_config": ((["not", "a", "dict"], {}), "inputs"),
+    "dcgm_exporter_verify": (("DCGM_FI_DEV_GPU_TEMP 1\n", "DCGM_FI_DEV_GPU_TEMP"), "expected"),
+    "gpu_plan": (("not facts",), "gpu_plan"),
+    "node_exporter_plan": (({"listen_address": "9100"}, {}, "gpu-01", "x86_64"), "node_exporter"),
+    "parse_nvidia_topo": (("this is not a topology matrix\n",), "GPU"),
+    "prometheus_config": (("not a dict",), "prometheus"),
+    "prometheus_targets": (("not hostvars", ["gpu1"], "gpu_nodes"), "prometheus_targets"),
+    "python_stack_status": (("not a plan",), "python_stack_status"),
+    "reboot_request": (({}, "os_tuning", {"action": "later"}), "reboot_request"),
+    "reboot_served": (("not a request",), "reboot_served"),
+    "render_nvidia_topo": (("not a topology",), "render_nvidia_topo"),
+    "role_status": (({}, "no_such_role"), "no_such_role"),
+    "volcano_manifest_objects": (("kind: ConfigMap", "volcano-system", True), "volcano_manifest_objects"),
+    "volcano_plan": (("not inputs", {}), "volcano_plan"),
+    "volcano_smoke_result": (({"resources": []}, "four", 600), "volcano_smoke_result"),
+}
+
+
+def test_every_filter_has_a_bad_input_case():
+    assert sorted(FILTERS) == sorted(BAD), "add a bad-input case for each new filter"
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_raises(name):
+    args, word = BAD[name]
+    with pytest.raises(AnsibleFilterError) as info:
+        FILTERS[name](*args)
+    assert word in str(info.value), str(info.value)
