@@ -285,7 +285,7 @@ def resolve(module, host):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     cdi = ctk.cdi_decision(inp['cdi'], module.params['driver'].get('loaded'), module.params['driver'].get('reason'),
-                           module.params['in_container'])
+                           module.params['in_container'], inp['version'])
     smoke = ctk.smoke_decision(inp['smoke_test'], module.params['driver'].get('loaded'), engines['value'],
                                module.params['in_container'])
     want = ctk.upstream(inp['version'])

@@ -165,6 +165,17 @@ def test_cdi_and_smoke_test_skipped_without_a_driver(host):
     assert not host.file("/var/run/cdi/nvidia.yaml").exists
 
 
+def test_cdi_refresh_units_enabled_for_the_next_boot(host):
+    # The specification lives in /var/run/cdi (tmpfs): only the enabled service regenerates it at
+    # boot, as the toolkit's own packages arrange (both units enabled; the double's units carry the
+    # real units' [Install] WantedBy=multi-user.target).
+    if not gpu_node(host):
+        pytest.skip("CPU node")
+    for unit in ("nvidia-cdi-refresh.path", "nvidia-cdi-refresh.service"):
+        state = host.run("systemctl is-enabled %s", unit)
+        assert state.stdout.strip() == "enabled", (unit, state.stdout, state.stderr)
+
+
 def test_second_run_restarted_nothing(host):
     if not gpu_node(host):
         pytest.skip("CPU node")

@@ -19,6 +19,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 
 PACKAGES = ['nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
@@ -176,16 +177,34 @@ def choose_engines(wanted, present):
                  'is empty'}
 
 
-def cdi_decision(cdi_wanted, driver_loaded, driver_reason, in_container):
-    """Whether the CDI specification is generated here (nvidia-ctk cdi generate needs a loaded driver)."""
+# The release that first ships nvidia-cdi-refresh.path/.service (NVIDIA/nvidia-container-toolkit
+# CHANGELOG.md, v1.18.0-rc.1: "Add nvidia-cdi-refresh service").
+CDI_REFRESH_UNITS_SINCE = '1.18.0'
+
+
+def cdi_decision(cdi_wanted, driver_loaded, driver_reason, in_container, version=None):
+    """Whether the CDI specification is generated here (nvidia-ctk cdi generate needs a loaded driver)
+    and whether the refresh units are enabled (``units``).
+
+    The toolkit's packages enable both nvidia-cdi-refresh.path and .service (RPM: %systemd_post of
+    both units, packaging/rpm/SPECS/nvidia-container-toolkit.spec; Debian: dh_installsystemd, both
+    units carry ``[Install] WantedBy=multi-user.target``, deployments/systemd/). The service must be
+    enabled: the specification is written to /var/run/cdi, a tmpfs, and the .path unit reacts only to
+    driver or toolkit changes, so only the service regenerates it at boot. The units are enabled
+    wherever CDI is wanted and the release ships them; they are started only where ``generate``.
+    """
+    units = bool(cdi_wanted) and (version is None or versions.numeric(upstream(version), 'toolkit version', 3)
+                                  >= versions.numeric(CDI_REFRESH_UNITS_SINCE))
     if not cdi_wanted:
-        return {'generate': False, 'reason': 'nvidia_container_toolkit_cdi is false'}
+        return {'generate': False, 'units': False, 'reason': 'nvidia_container_toolkit_cdi is false'}
     if in_container:
-        return {'generate': False, 'reason': 'the host is a container guest: the GPUs and the driver are the host\'s'}
+        return {'generate': False, 'units': units,
+                'reason': 'the host is a container guest: the GPUs and the driver are the host\'s'}
     if not driver_loaded:
-        return {'generate': False, 'reason': 'the NVIDIA driver is not loaded (%s): nvidia-ctk cdi generate needs it; '
-                                             'the refresh units generate the specification once it is' % driver_reason}
-    return {'generate': True, 'reason': 'the NVIDIA driver is loaded'}
+        return {'generate': False, 'units': units,
+                'reason': 'the NVIDIA driver is not loaded (%s): nvidia-ctk cdi generate needs it; '
+                          'the refresh units generate the specification once it is' % driver_reason}
+    return {'generate': True, 'units': units, 'reason': 'the NVIDIA driver is loaded'}
 
 
 def smoke_decision(enabled, driver_loaded, engines, in_container):

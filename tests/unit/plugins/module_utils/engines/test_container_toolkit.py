@@ -65,8 +65,10 @@ def test_choose_engines(case):
 
 @pytest.mark.parametrize("case", CASES["cdi"], ids=[str(i) for i in range(len(CASES["cdi"]))])
 def test_cdi_decision(case):
-    result = ctk.cdi_decision(case["cdi"], case["loaded"], "no driver here", case["in_container"])
+    result = ctk.cdi_decision(case["cdi"], case["loaded"], "no driver here", case["in_container"],
+                              str(case["version"]))
     assert result["generate"] is case["generate"] and case["reason"] in result["reason"]
+    assert result["units"] is case["units"]
 
 
 @pytest.mark.parametrize("case", CASES["smoke"], ids=[str(i) for i in range(len(CASES["smoke"]))])
