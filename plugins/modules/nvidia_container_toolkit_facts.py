@@ -248,7 +248,7 @@ def resolve(module, host):
                 data = ce.parse_toml(text, main) if text is not None else None
                 version = ce.containerd_version(data, main, containerd_major(host, present['containerd']))
                 dropin_path = plat['containerd_dropin']
-                user_section = ((data or {}).get('plugins') or {}).get(ce.CONTAINERD_CRI[version['value']]) or {}
+                user_section = ce.containerd_cri_section(data, main, version['value'])
                 dropin = ce.containerd_dropin(version['value'], runtime_path, inp['default_runtime'], inp['cdi'],
                                               user_section)
                 edited = ce.containerd_main(text, main, plat['containerd_import'], version['value'])

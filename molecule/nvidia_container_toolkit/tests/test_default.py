@@ -129,6 +129,9 @@ def test_containerd_keeps_the_users_file_and_reads_the_dropin(host):
     merged = dump["plugins"]["io.containerd.grpc.v1.cri"]
     assert "nvidia" in merged["containerd"]["runtimes"]
     assert merged["containerd"]["runtimes"]["runc"]["options"]["SystemdCgroup"] is True
+    # The nvidia runtime inherits runc's options (as nvidia-ctk runtime configure copies them):
+    # runtimeClassName: nvidia pods use the systemd cgroup driver like kubelet.
+    assert merged["containerd"]["runtimes"]["nvidia"]["options"]["SystemdCgroup"] is True
     assert merged["sandbox_image"] == "registry-mirror.example.internal/pause:3.9"
     assert merged["enable_cdi"] is True
     assert dump["root"] == "/srv/containerd" and dump["oom_score"] == -999
