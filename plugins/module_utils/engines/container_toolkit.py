@@ -28,12 +28,19 @@ ENGINES = ('docker', 'containerd', 'crio')
 VERSION_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?$')
 CVE_RE = re.compile(r'^CVE-[0-9]{4}-[0-9]{4,}$')
 BULLETIN_2024_09 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5582'
+BULLETIN_2024_10 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5585'
+BULLETIN_2025_01 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5599'
 BULLETIN_2025_02 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5616'
 BULLETIN_2025_07 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5659'
 BULLETIN_2026_06 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5850'
 
 # The data: one row per CVE. ``fixed`` is the first NVIDIA Container Toolkit release (all four
-# packages share the version) that is not affected.
+# packages share the version) that is not affected; ``severity`` is the CVSS v3.1 base severity
+# NVIDIA gives in the bulletin and the CVE record (CVEProject/cvelistV5). Fixed versions as in
+# NVIDIA's bulletins and the table of NVIDIA/cloud-native-docs gpu-operator/security.rst ("CVEs").
+# CVE-2024-0135/0136/0137: the CVE records first said "up to and including v1.17.0"; bulletin 5599
+# and the GPU Operator's table were corrected to "up to and including 1.17.2", fixed in 1.17.3
+# (NVIDIA/libnvidia-container issue 298), which is what the table keeps.
 VULNERABILITIES = [
     {'cve': 'CVE-2024-0132', 'severity': 'critical',
      'summary': 'time-of-check time-of-use race: a crafted container image escapes to the host '
@@ -44,17 +51,19 @@ VULNERABILITIES = [
      'fixed': '1.16.2', 'source': BULLETIN_2024_09},
     {'cve': 'CVE-2024-0134', 'severity': 'medium',
      'summary': 'a crafted container image creates unauthorized files on the host',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+     'fixed': '1.17.0', 'source': BULLETIN_2024_10},
     {'cve': 'CVE-2024-0135', 'severity': 'high',
-     'summary': 'a crafted container image modifies a host binary',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+     'summary': 'a crafted container image modifies a host binary (improper isolation)',
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
     {'cve': 'CVE-2024-0136', 'severity': 'high',
-     'summary': 'a crafted container image gains access to host libraries (CUDA forward compatibility)',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
-    {'cve': 'CVE-2024-0137', 'severity': 'high',
-     'summary': 'containers can end up in the host network namespace',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
-    {'cve': 'CVE-2025-23359', 'severity': 'critical',
+     'summary': 'a crafted container image gives untrusted code read and write access to host devices '
+                '(non-default configuration only)',
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
+    {'cve': 'CVE-2024-0137', 'severity': 'medium',
+     'summary': 'a crafted container image runs untrusted code in the host\'s network namespace '
+                '(non-default configuration only)',
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
+    {'cve': 'CVE-2025-23359', 'severity': 'high',
      'summary': 'time-of-check time-of-use race that bypasses the CVE-2024-0132 fix: host directories mounted '
                 'into the container (container escape; not in CDI mode)',
      'fixed': '1.17.4', 'source': BULLETIN_2025_02},
