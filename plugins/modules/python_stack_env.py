@@ -220,6 +220,8 @@ def do_plan(module):
     cuda = (gpu.get('driver') or {}).get('cuda_version') if (gpu.get('driver') or {}).get('loaded') else None
     context = {
         'cuda_version': cuda,
+        'driver_version': (gpu.get('driver') or {}).get('version') if cuda else None,
+        'architectures': [g.get('architecture') or 'unknown' for g in gpu.get('gpus') or []],
         'pytorch_index_url': inputs.get('pytorch_index_url', ''),
         'pytorch_cuda': inputs.get('pytorch_cuda', ''),
         'nvidia_index_url': inputs.get('nvidia_index_url', ''),

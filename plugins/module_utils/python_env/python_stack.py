@@ -28,13 +28,17 @@ import hashlib
 import json
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
+
 MARKER = '.gpuops-python-stack.json'
 SPEC_VERSION = 1
 
-# PyTorch's wheel indexes per release (https://pytorch.org/get-started/previous-versions/ and
-# https://pytorch.org/get-started/locally/): which CUDA builds each torch minor release ships.
-# A wheel carries its CUDA runtime; the driver must support at least that CUDA version
-# (NVIDIA's CUDA compatibility guide), so the newest tag not above the driver's CUDA wins.
+# PyTorch's wheel indexes per release: which CUDA builds each torch minor release ships, stable
+# and experimental alike (each has its own index). SOURCE: the "Release Compatibility Matrix" of
+# pytorch/pytorch RELEASE.md (2.0 ... 2.14; the index's stored pytorch/pytorch RELEASE.md is older,
+# the rows from 2.4 on were read from a verbatim copy of the current file): 2.12 and 2.13 ship
+# CUDA 12.6 and 13.0 (stable) and 13.2 (experimental), 2.14 all three as stable; cu128 is gone
+# from 2.12 on.
 TORCH_CUDA_TAGS = {
     (2, 0): ['cu117', 'cu118'],
     (2, 1): ['cu118', 'cu121'],
@@ -46,10 +50,26 @@ TORCH_CUDA_TAGS = {
     (2, 7): ['cu118', 'cu126', 'cu128'],
     (2, 8): ['cu126', 'cu128', 'cu129'],
     (2, 9): ['cu126', 'cu128', 'cu130'],
+    (2, 10): ['cu126', 'cu128', 'cu130'],
+    (2, 11): ['cu126', 'cu128', 'cu130'],
+    (2, 12): ['cu126', 'cu130', 'cu132'],
+    (2, 13): ['cu126', 'cu130', 'cu132'],
+    (2, 14): ['cu126', 'cu130', 'cu132'],
 }
-TORCH_TABLE_SOURCE = 'pytorch.org/get-started/previous-versions'
+TORCH_TABLE_SOURCE = 'pytorch/pytorch RELEASE.md, Release Compatibility Matrix'
 # Torch releases newer than the table: assume the newest row's tags and say so.
 NEWEST_TORCH_ROW = max(TORCH_CUDA_TAGS)
+
+# CUDA minor-version compatibility (NVIDIA's CUDA Compatibility guide, "Minor Version
+# Compatibility", table "CUDA Toolkit and Minimum Required Driver Version"): every build of a
+# CUDA major version runs on a driver of that major version from this driver on (a driver
+# whose own CUDA version is older than the build's minor is enough). A wheel of an older major
+# runs on any newer driver (backward compatibility); a newer major never does.
+MINOR_COMPAT_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 0, 0)}
+# CUDA 13 builds target Turing and newer: Maxwell, Pascal and Volta are gone (pytorch/pytorch
+# RELEASE.md, "PyTorch CUDA Support Matrix" for 2.12-2.14: 13.0.2 and 13.2.1 list Turing(7.5)
+# and newer; 12.6.3 lists Maxwell(5.0) to Hopper(9.0)).
+CUDA13_ARCHITECTURES = ('turing', 'ampere', 'ada', 'hopper', 'blackwell')
 
 # TensorFlow's pip CUDA extra (https://www.tensorflow.org/install/pip): from 2.14 on Linux,
 # tensorflow[and-cuda] pulls NVIDIA's CUDA/cuDNN wheels (CUDA 12); needs a CUDA 12 driver.
@@ -223,8 +243,14 @@ def normalise_all(envs, inputs):
 
 # --------------------------------------------------------------------------- CUDA matching
 
-def pytorch_index(cuda_version, torch_version=None, override=''):
-    """{value, reason}: the PyTorch index tag (``cpu``, ``cu126`` ...) for this host."""
+def pytorch_index(cuda_version, torch_version=None, override='', driver_version=None, architectures=None):
+    """{value, reason}: the PyTorch index tag (``cpu``, ``cu126`` ...) for this host.
+
+    By CUDA major-version compatibility: of the tags the torch release ships, those of an older
+    CUDA major than the driver's, or of the driver's own major (minor-version compatibility, given
+    the major's minimum driver when ``driver_version`` is known), and the newest of them wins. CUDA
+    13 tags are left out where a GPU (``architectures``, the probe's names) is older than Turing.
+    """
     if override:
         return {'value': override, 'reason': 'set by python_stack_pytorch_cuda (%s)' % override}
     cuda = version_tuple(cuda_version)
@@ -242,13 +268,38 @@ def pytorch_index(cuda_version, torch_version=None, override=''):
     else:
         return {'value': 'cpu', 'reason': 'torch %d.%d is older than the table (%s); set python_stack_pytorch_cuda'
                                           % (torch + (TORCH_TABLE_SOURCE,))}
-    fitting = [tag for tag in TORCH_CUDA_TAGS[row] if _tag_cuda(tag) <= cuda]
+    driver = _driver_tuple(driver_version)
+    old = sorted(set(a for a in (architectures or []) if a not in CUDA13_ARCHITECTURES))
+    fitting, left_out = [], []
+    for tag in TORCH_CUDA_TAGS[row]:
+        major, minor = _tag_cuda(tag)
+        if major > cuda[0]:
+            left_out.append('%s needs a CUDA %d driver' % (tag, major))
+        elif major == cuda[0] and minor > cuda[1] and driver is not None and driver < MINOR_COMPAT_DRIVER.get(major, ()):
+            left_out.append('%s needs driver %s or newer for CUDA %d minor-version compatibility'
+                            % (tag, '.'.join('%02d' % n if i else str(n) for i, n in enumerate(MINOR_COMPAT_DRIVER[major])),
+                               major))
+        elif major >= 13 and old:
+            left_out.append('%s has no kernels for %s GPUs (CUDA 13 builds start at Turing)' % (tag, '/'.join(old)))
+        else:
+            fitting.append(tag)
+    shipped = '/'.join(TORCH_CUDA_TAGS[row])
     if not fitting:
-        return {'value': 'cpu', 'reason': '%s ships %s, all newer than the driver\'s CUDA %s: CPU wheels; '
-                                          'upgrade the driver or pin an older torch'
-                                          % (which, '/'.join(TORCH_CUDA_TAGS[row]), cuda_version)}
-    return {'value': fitting[-1], 'reason': '%s: newest of %s not above the driver\'s CUDA %s (%s)'
-                                            % (which, '/'.join(TORCH_CUDA_TAGS[row]), cuda_version, TORCH_TABLE_SOURCE)}
+        return {'value': 'cpu', 'reason': '%s ships %s; none runs on this host (%s): CPU wheels; upgrade the driver '
+                                          'or pin an older torch' % (which, shipped, '; '.join(left_out))}
+    best = fitting[-1]
+    how = ('the driver\'s CUDA %s runs every CUDA %d.x build (minor-version compatibility)' % (cuda_version, cuda[0])
+           if _tag_cuda(best)[0] == cuda[0] else 'an older CUDA major runs on the driver\'s CUDA %s' % cuda_version)
+    return {'value': best, 'reason': '%s ships %s: %s is the newest that runs here (%s%s; %s)'
+                                     % (which, shipped, best, how, ('; ' + '; '.join(left_out)) if left_out else '',
+                                        TORCH_TABLE_SOURCE)}
+
+
+def _driver_tuple(driver_version):
+    try:
+        return versions.numeric(driver_version, 'driver version', 3) if driver_version else None
+    except ValueError:
+        return None
 
 
 def _tag_cuda(tag):
@@ -274,7 +325,8 @@ def dali_flavour(cuda_version):
 def resolve(env, context):
     """The environment as this host installs it.
 
-    ``context``: ``cuda_version`` (driver's, or None), ``pytorch_index_url`` (base, without the
+    ``context``: ``cuda_version`` (driver's, or None), ``driver_version`` and ``architectures``
+    (the GPUs' architectures, from the probe), ``pytorch_index_url`` (base, without the
     tag), ``pytorch_cuda`` (override tag or ''), ``nvidia_index_url``, ``prefix``, ``conda_prefix``,
     ``lock`` (text of a lock file or '').
     """
@@ -296,7 +348,8 @@ def resolve(env, context):
         if lock:
             if canon == 'torch' and torch_tag is None:
                 torch_tag = pytorch_index(context.get('cuda_version'), exact_version(req['spec']),
-                                          context.get('pytorch_cuda', ''))
+                                          context.get('pytorch_cuda', ''),
+                                          context.get('driver_version'), context.get('architectures'))
                 decisions.append({'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']})
                 base = context.get('pytorch_index_url') or ''
                 if base:
@@ -311,7 +364,8 @@ def resolve(env, context):
                 version = exact_version(torch_req[0]['spec']) if torch_req else None
                 if version is None and torch_req:
                     version = _lower_bound(torch_req[0]['spec'])
-                torch_tag = pytorch_index(context.get('cuda_version'), version, context.get('pytorch_cuda', ''))
+                torch_tag = pytorch_index(context.get('cuda_version'), version, context.get('pytorch_cuda', ''),
+                                          context.get('driver_version'), context.get('architectures'))
                 decisions.append({'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']})
                 base = context.get('pytorch_index_url') or ''
                 if base:

@@ -30,7 +30,8 @@ def _ids(name):
 
 @pytest.mark.parametrize("case", CASES["pytorch_index"], ids=_ids("pytorch_index"))
 def test_pytorch_index(case):
-    got = ps.pytorch_index(case["cuda"], case["torch"], case.get("override", ""))
+    got = ps.pytorch_index(case["cuda"], case["torch"], case.get("override", ""), case.get("driver"),
+                           case.get("architectures"))
     assert got["value"] == case["value"], got
     assert case["reason"] in got["reason"], got
 
