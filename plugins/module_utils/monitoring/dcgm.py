@@ -58,12 +58,12 @@ FIELDS = {
     'DCGM_FI_DEV_DEC_UTIL': ('gauge', 'Decoder utilization (in %).'),
     # Errors and violations
     'DCGM_FI_DEV_XID_ERRORS': ('gauge', 'Value of the last XID error encountered.'),
-    'DCGM_FI_DEV_POWER_VIOLATION': ('counter', 'Throttling duration due to power constraints (in us).'),
-    'DCGM_FI_DEV_THERMAL_VIOLATION': ('counter', 'Throttling duration due to thermal constraints (in us).'),
-    'DCGM_FI_DEV_SYNC_BOOST_VIOLATION': ('counter', 'Throttling duration due to sync-boost constraints (in us).'),
-    'DCGM_FI_DEV_BOARD_LIMIT_VIOLATION': ('counter', 'Throttling duration due to board limit constraints (in us).'),
-    'DCGM_FI_DEV_LOW_UTIL_VIOLATION': ('counter', 'Throttling duration due to low utilization (in us).'),
-    'DCGM_FI_DEV_RELIABILITY_VIOLATION': ('counter', 'Throttling duration due to reliability constraints (in us).'),
+    'DCGM_FI_DEV_POWER_VIOLATION': ('counter', 'Throttling duration due to power constraints (in ns).'),
+    'DCGM_FI_DEV_THERMAL_VIOLATION': ('counter', 'Throttling duration due to thermal constraints (in ns).'),
+    'DCGM_FI_DEV_SYNC_BOOST_VIOLATION': ('counter', 'Throttling duration due to sync-boost constraints (in ns).'),
+    'DCGM_FI_DEV_BOARD_LIMIT_VIOLATION': ('counter', 'Throttling duration due to board limit constraints (in ns).'),
+    'DCGM_FI_DEV_LOW_UTIL_VIOLATION': ('counter', 'Throttling duration due to low utilization (in ns).'),
+    'DCGM_FI_DEV_RELIABILITY_VIOLATION': ('counter', 'Throttling duration due to reliability constraints (in ns).'),
     # Memory
     'DCGM_FI_DEV_FB_TOTAL': ('gauge', 'Framebuffer memory total (in MiB).'),
     'DCGM_FI_DEV_FB_FREE': ('gauge', 'Framebuffer memory free (in MiB).'),
