@@ -152,6 +152,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack as ps
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import indexes as ix
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env as ne
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import stack_status as st
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.python_stack_verify import argv as verify_argv
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.python_stack_verify import parse as _parse_verify
 
@@ -211,8 +214,8 @@ def do_plan(module):
     if inputs is None:
         module.fail_json(msg='python_stack_env: inputs is required with action=plan')
     envs, problems = ps.normalise_all(inputs.get('environments', []), inputs)
-    problems.extend(ps.env_default_problems(inputs.get('env_defaults')))
-    problems.extend(ps.option_problems(inputs))
+    problems.extend(ne.env_default_problems(inputs.get('env_defaults')))
+    problems.extend(ps.option_problems(inputs, envs))
     if problems:
         module.fail_json(msg='gpuops.dlserver.python_stack: nothing was changed: %s' % '; '.join(problems),
                          problems=problems)
@@ -247,7 +250,7 @@ def do_plan(module):
     if problems:
         module.fail_json(msg='gpuops.dlserver.python_stack: nothing was changed: %s' % '; '.join(problems),
                          problems=problems)
-    defaults = ps.env_defaults(gpu, inputs.get('env_defaults'))
+    defaults = ne.env_defaults(gpu, inputs.get('env_defaults'))
     links = [r['link'] for r in resolved if r['state'] == 'present']
     conda = context['conda_prefix'] if any(r['backend'] == 'conda' for r in resolved) else None
     cache = inputs.get('cache_dir') or ''
@@ -255,8 +258,8 @@ def do_plan(module):
                          (cache + '/conda-pkgs') if cache else context['conda_prefix'] + '/pkgs',
                          context['conda_prefix'] + '/envs')
     module.exit_json(changed=False, environments=resolved, env_defaults=defaults, cuda_version=cuda, condarc=rc_text,
-                     uv_index_args=ps.index_args(inputs.get('pip_index_url', '')),
-                     profile=ps.render_profile(defaults, links, conda), env_file=ps.render_env_file(defaults),
+                     uv_index_args=ix.index_args(inputs.get('pip_index_url', '')),
+                     profile=ne.render_profile(defaults, links, conda), env_file=ne.render_env_file(defaults),
                      backends=sorted(set(r['backend'] for r in resolved if r['state'] == 'present')))
 
 
@@ -423,8 +426,8 @@ def do_verify(module):
         module.fail_json(msg='environment %s: the verification script failed (rc %d): %s'
                              % (res['name'], rc, ' | '.join((err or out or '').strip().splitlines()[-10:])),
                          rc=rc, stdout=out, stderr=err)
-    ok, problems = ps.evaluate_verification(result, res, module.params['expect_gpu'])
-    result.update({'ok': ok, 'problems': problems, 'summary': ps.summary_line(result), 'hash': res['hash'],
+    ok, problems = st.evaluate_verification(result, res, module.params['expect_gpu'])
+    result.update({'ok': ok, 'problems': problems, 'summary': st.summary_line(result), 'hash': res['hash'],
                    'seconds': round(time.time() - start, 1), 'expect_gpu': module.params['expect_gpu']})
     if not ok:
         module.fail_json(msg='; '.join(problems), verification=result)

@@ -18,6 +18,10 @@ import yaml
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack as ps
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import indexes as ix
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import requirements as rq
 from ansible_collections.gpuops.dlserver.plugins.modules import python_stack_env
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
@@ -51,9 +55,9 @@ def fixture_index(tmp_path_factory):
     for name in ("gpuops_alpha", "gpuops_beta"):
         wheel = _wheel(str(files), name, "1.0")
         digest = hashlib.sha256((files / wheel).read_bytes()).hexdigest()
-        page = root / "simple" / ps.canonical(name)
+        page = root / "simple" / rq.canonical(name)
         page.mkdir(parents=True)
-        (page / "index.html").write_text(ps.simple_project_page(name, [(wheel, digest)], "../../files/"))
+        (page / "index.html").write_text(ix.simple_project_page(name, [(wheel, digest)], "../../files/"))
     return "file://%s/simple" % root
 
 
