@@ -227,3 +227,31 @@ def smoke_decision(enabled, driver_loaded, engines, in_container):
     if 'docker' not in engines:
         return {'run': False, 'reason': 'the smoke test runs through Docker, which is not configured here'}
     return {'run': True, 'reason': 'the driver is loaded and Docker is configured'}
+
+
+def restart_decision(changing_engines, docker, allowed):
+    """Whether the role may restart Docker to apply its configuration (value + reason).
+
+    ``changing_engines``: the engines whose files change (each is restarted); ``docker``: the
+    running daemon's ``live_restore`` (bool or None) and ``running`` containers (int or None);
+    ``allowed``: nvidia_container_toolkit_restart_running_containers. Restarting dockerd without
+    live-restore stops every running container, GPU jobs included; containerd's tasks outlive a
+    containerd restart (their shims keep running), so only Docker is weighed.
+    """
+    if 'docker' not in changing_engines:
+        return {'ok': True, 'reason': 'Docker is not restarted: its configuration does not change'}
+    running = (docker or {}).get('running') or 0
+    if not running:
+        return {'ok': True, 'reason': 'Docker is restarted; no container runs'}
+    if (docker or {}).get('live_restore'):
+        return {'ok': True, 'reason': 'Docker is restarted; live-restore is on, so its %d running container(s) keep '
+                                      'running' % running}
+    if allowed:
+        return {'ok': True, 'reason': 'Docker is restarted although live-restore is off: its %d running container(s) '
+                                      'are stopped (nvidia_container_toolkit_restart_running_containers is true)'
+                                      % running}
+    return {'ok': False, 'reason': 'Docker must be restarted to apply the NVIDIA runtime, live-restore is off and %d '
+                                   'container(s) run: the restart would stop them, GPU jobs included. Drain the node, '
+                                   'or enable live-restore ("live-restore": true in daemon.json, applied by a reload), '
+                                   'or set nvidia_container_toolkit_restart_running_containers: true to restart anyway; '
+                                   'nothing was changed' % running}

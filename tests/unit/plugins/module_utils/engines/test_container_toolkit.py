@@ -87,3 +87,9 @@ def test_cdi_decision(case):
 def test_smoke_decision(case):
     result = ctk.smoke_decision(case["enabled"], case["loaded"], case["engines"], case["in_container"])
     assert result["run"] is case["run"] and case["reason"] in result["reason"]
+
+
+@pytest.mark.parametrize("case", CASES["restart"], ids=[str(i) for i in range(len(CASES["restart"]))])
+def test_restart_decision(case):
+    result = ctk.restart_decision(case["engines"], case["docker"], case["allowed"])
+    assert result["ok"] is case["ok"] and case["reason"] in result["reason"], result
