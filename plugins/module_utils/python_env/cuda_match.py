@@ -73,7 +73,7 @@ def pytorch_index(cuda_version, torch_version=None, override='', driver_version=
     """
     if override:
         return {'value': override, 'reason': 'set by python_stack_pytorch_cuda (%s)' % override}
-    cuda = version_tuple(cuda_version)
+    cuda = cuda_tuple(cuda_version)
     if cuda is None:
         return {'value': 'cpu', 'reason': 'no driver CUDA version in the probe facts (no GPU or no driver '
                                           'loaded): CPU wheels'}
@@ -115,6 +115,15 @@ def pytorch_index(cuda_version, torch_version=None, override='', driver_version=
                                         TORCH_TABLE_SOURCE)}
 
 
+def cuda_tuple(cuda_version):
+    """(major, minor) of the driver's CUDA version (``12.8``, ``13.0``), or None when unknown or not a
+    version (core/versions.py, the collection's one parser for dotted versions)."""
+    try:
+        return versions.numeric(cuda_version, 'CUDA version', 2) if cuda_version else None
+    except ValueError:
+        return None
+
+
 def _driver_tuple(driver_version):
     try:
         return versions.numeric(driver_version, 'driver version', 3) if driver_version else None
@@ -129,7 +138,7 @@ def _tag_cuda(tag):
 
 def dali_flavour(cuda_version):
     """{value, reason}: DALI's wheel flavour (cuda110/cuda120/cuda130) for the driver's CUDA."""
-    cuda = version_tuple(cuda_version)
+    cuda = cuda_tuple(cuda_version)
     if cuda is None:
         return {'value': DALI_DEFAULT, 'reason': 'no driver CUDA version: %s (its CPU operators run without a GPU)'
                                                  % DALI_DEFAULT}

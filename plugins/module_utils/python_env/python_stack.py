@@ -31,7 +31,7 @@ import json
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.cuda_match import (
-    TF_AND_CUDA_CUDA, TF_AND_CUDA_MIN, dali_flavour, pytorch_index)
+    TF_AND_CUDA_CUDA, TF_AND_CUDA_MIN, cuda_tuple, dali_flavour, pytorch_index)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.indexes import (
     insecure_index_problems, trusted_hosts, valid_host)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.node_env import valid_abs_path
@@ -205,7 +205,7 @@ def resolve(env, context):
                         extra.insert(0, url)
         elif canon in ('tensorflow', 'tensorflow-cpu'):
             tf_version = version_tuple(exact_version(req['spec']) or lower_bound(req['spec']))
-            cuda = version_tuple(context.get('cuda_version'))
+            cuda = cuda_tuple(context.get('cuda_version'))
             if canon == 'tensorflow' and cuda is not None and cuda >= TF_AND_CUDA_CUDA and \
                     (tf_version is None or tf_version >= TF_AND_CUDA_MIN):
                 if 'and-cuda' not in req['extras']:

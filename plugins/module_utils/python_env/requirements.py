@@ -73,7 +73,8 @@ def render_requirement(req):
 
 
 def version_tuple(text):
-    """(major, minor) of a version string (its leading numbers), or None."""
+    """(major, minor) of a package version's release segment (PEP 440: ``2.9.1``, ``2.9.0rc1``,
+    ``2.13.0+cpu``), or None. Driver and CUDA versions go through core/versions.py instead."""
     match = _VERSION.match(str(text or ''))
     return (int(match.group(1)), int(match.group(2))) if match else None
 
