@@ -63,6 +63,7 @@ TF_AND_CUDA_CUDA = (12, 0)
 DALI_FLAVOURS = [((13, 0), 'cuda130'), ((12, 0), 'cuda120'), ((11, 0), 'cuda110')]
 DALI_DEFAULT = 'cuda120'
 
+
 def pytorch_index(cuda_version, torch_version=None, override='', driver_version=None, architectures=None):
     """{value, reason}: the PyTorch index tag (``cpu``, ``cu126`` ...) for this host.
 

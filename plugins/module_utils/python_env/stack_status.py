@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+
 # --------------------------------------------------------------------------- verification
 
 def evaluate_verification(result, resolved, expect_gpu):
