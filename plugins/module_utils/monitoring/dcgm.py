@@ -24,6 +24,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_packages
+
 # name: (Prometheus type, help). Profiling fields are the DCGM_FI_PROF_* names.
 FIELDS = {
     # Clocks
@@ -294,48 +296,6 @@ def _container_command(inputs, profiling, csv_path):
                                     if caps else 'no capability: profiling is off, nothing needs SYS_ADMIN')}
 
 
-# dcgm-exporter's README, "Profiling Metrics" (NVIDIA/dcgm-exporter README.md): "for Ampere and
-# earlier generation GPUs, profiling metrics depend on the datacenter-gpu-manager-4-proprietary
-# package". The probe's architectures of that generation and earlier that support profiling.
-PROPRIETARY_PROFILING_ARCHITECTURES = ('volta', 'turing', 'ampere')
-
-
-def decide_proprietary(asked, profiling, gpu):
-    """{value, reason}: whether NVIDIA's proprietary DCGM packages are installed.
-
-    ``asked``: dcgm_exporter_dcgm_proprietary; ``profiling``: the plan's profiling decision
-    (``supported_gpus``: PCI addresses); ``gpu``: the probe's facts (each GPU's architecture).
-    """
-    if asked:
-        return {'value': True, 'reason': 'dcgm_exporter_dcgm_proprietary is true'}
-    if not profiling.get('value'):
-        return {'value': False, 'reason': 'DCGM profiling is off here (%s): the open-source packages export every '
-                                          'other field' % profiling.get('reason')}
-    supported = set(profiling.get('supported_gpus') or [])
-    old = [g for g in (gpu or {}).get('gpus') or []
-           if g.get('pci_bus_id') in supported and g.get('architecture') in PROPRIETARY_PROFILING_ARCHITECTURES]
-    if old:
-        return {'value': True, 'reason': 'DCGM profiling (DCP) metrics of Ampere and earlier GPUs need '
-                                         'datacenter-gpu-manager-4-proprietary (dcgm-exporter README, Profiling '
-                                         'Metrics): %s' % ', '.join('%s (%s)' % (g.get('pci_bus_id'), g.get('architecture'))
-                                                                    for g in old)}
-    return {'value': False, 'reason': 'the GPUs whose profiling metrics are exported are newer than Ampere: the '
-                                      'open-source packages serve them'}
-
-
-def _packages(inputs, cuda, proprietary):
-    names = ['datacenter-gpu-manager-4-core', 'datacenter-gpu-manager-4-cuda%s' % cuda['value']]
-    if proprietary['value']:
-        names += ['datacenter-gpu-manager-4-proprietary', 'datacenter-gpu-manager-4-proprietary-cuda%s'
-                  % cuda['value']]
-    version = inputs.get('dcgm_version') or ''
-    pinned = ['%s=%s' % (n, version) if version else n for n in names]
-    exporter = inputs.get('exporter_package') or ''
-    if exporter:
-        pinned.append(exporter)
-    return pinned
-
-
 def _repository(inputs, repo_url, key_url):
     key_path = '/etc/apt/keyrings/gpuops-dcgm.%s' % ('gpg' if key_url.endswith('.gpg') else 'asc')
     sources = ('# Managed by Ansible (gpuops.dlserver.dcgm_exporter): local changes are overwritten.\n'
@@ -401,7 +361,7 @@ def decide(inputs, plan, gpu=None, platform=None):
         errors.append(_err('dcgm_exporter_counters', 'no field is left to export on this host (every field listed '
                                                      'was dropped); add fields that are not DCGM_FI_PROF_*'))
     cuda = decide_cuda_major(cuda_requested, gpu)
-    proprietary = decide_proprietary(inputs.get('dcgm_proprietary'), profiling, gpu)
+    proprietary = dcgm_packages.decide_proprietary(inputs.get('dcgm_proprietary'), profiling, gpu)
 
     config_dir = platform.get('config_dir') or '/etc/dcgm-exporter'
     csv_path = '%s/gpuops-counters.csv' % config_dir
@@ -440,7 +400,7 @@ def decide(inputs, plan, gpu=None, platform=None):
         key_url = inputs.get('repo_key_url') or (repo_url + (inputs.get('repo_key_name') or ''))
         result.update({
             'exec_start': [inputs['binary']] + _host_args(inputs, csv_path),
-            'packages': _packages(inputs, cuda, proprietary),
+            'packages': dcgm_packages.packages(inputs, cuda, proprietary),
             'hostengine': {'service': 'nvidia-dcgm', 'address': inputs['hostengine_address'],
                            'reason': 'the exporter connects to the nvidia-dcgm host engine (-r %s) instead of '
                                      'starting an embedded one' % inputs['hostengine_address']},
