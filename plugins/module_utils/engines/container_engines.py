@@ -44,11 +44,11 @@ class ConfigError(Exception):
 
 # --------------------------------------------------------------------------- TOML
 
-_BARE_KEY = re.compile(r'^[A-Za-z0-9_-]+$')
+_BARE_KEY = re.compile(r'[A-Za-z0-9_-]+')
 
 
 def _key(key):
-    return key if _BARE_KEY.match(key) else json.dumps(key)
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
 
 
 def _value(value):

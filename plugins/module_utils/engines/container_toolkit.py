@@ -25,8 +25,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nv
 PACKAGES = ['nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
             'libnvidia-container1']
 ENGINES = ('docker', 'containerd', 'crio')
-VERSION_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?$')
-CVE_RE = re.compile(r'^CVE-[0-9]{4}-[0-9]{4,}$')
+VERSION_RE = re.compile(r'[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?')
+CVE_RE = re.compile(r'CVE-[0-9]{4}-[0-9]{4,}')
 BULLETIN_2024_09 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5582'
 BULLETIN_2024_10 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5585'
 BULLETIN_2025_01 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5599'
@@ -135,20 +135,20 @@ def input_problems(inp):
     """What the argument specification cannot check, each problem naming its variable."""
     problems = []
     version = inp.get('version') or ''
-    if not VERSION_RE.match(version):
+    if not VERSION_RE.fullmatch(version):
         problems.append('nvidia_container_toolkit_version must be a version such as 1.17.8 or a package version '
                         'such as 1.17.8-1, got "%s"' % version)
     for name in ('repo_url', 'keyring_url'):
         value = inp.get(name) or ''
-        if not repo.URL_RE.match(value):
+        if not repo.URL_RE.fullmatch(value):
             problems.append('nvidia_container_toolkit_%s must be an http(s):// or file:// URL, got "%s"'
                             % (name, value))
     checksum = inp.get('keyring_checksum') or ''
-    if checksum and not repo.SHA256_RE.match(checksum):
+    if checksum and not repo.SHA256_RE.fullmatch(checksum):
         problems.append('nvidia_container_toolkit_keyring_checksum must be sha256:<64 hex digits> (or ""), got "%s"'
                         % checksum)
     fpr = repo.clean_fingerprint(inp.get('keyring_fingerprint'))
-    if fpr and not repo.FINGERPRINT_RE.match(fpr):
+    if fpr and not repo.FINGERPRINT_RE.fullmatch(fpr):
         problems.append('nvidia_container_toolkit_keyring_fingerprint must be a 40-hex-digit OpenPGP fingerprint '
                         '(or ""), got "%s"' % inp.get('keyring_fingerprint'))
     if not fpr and not checksum:
@@ -158,7 +158,7 @@ def input_problems(inp):
     if unknown:
         problems.append('nvidia_container_toolkit_engines: unknown engine(s) %s; use any of %s (or [] for the '
                         'engines the host has)' % (', '.join('"%s"' % e for e in unknown), ', '.join(ENGINES)))
-    bad = [c for c in inp.get('accept_cves') or [] if not CVE_RE.match(c)]
+    bad = [c for c in inp.get('accept_cves') or [] if not CVE_RE.fullmatch(c)]
     if bad:
         problems.append('nvidia_container_toolkit_accept_cves: %s is not a CVE id (CVE-YYYY-NNNN)' % ', '.join(bad))
     settings = inp.get('runtime_settings') or {}
@@ -167,7 +167,7 @@ def input_problems(inp):
             problems.append('nvidia_container_toolkit_runtime_settings.%s must be a table (a dict of settings), '
                             'got %s' % (table, type(values).__name__))
     status = inp.get('status_file') or ''
-    if not repo.STATUS_FILE_RE.match(status):
+    if not repo.STATUS_FILE_RE.fullmatch(status):
         problems.append('nvidia_container_toolkit_status_file must be an absolute file path, got "%s"' % status)
     return problems
 

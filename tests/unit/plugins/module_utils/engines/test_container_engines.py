@@ -186,3 +186,9 @@ def test_docker_deep_daemon_json_is_the_roles_error(text):
     with pytest.raises(ce.ConfigError) as err:
         ce.docker_daemon_json(text, DAEMON, RUNTIME, False, False)
     assert DAEMON in str(err.value)
+
+
+def test_dump_toml_quotes_a_key_with_a_newline():
+    """A bare key is a full match: "a\\nb" is quoted, never written as two lines."""
+    text = ce.dump_toml({"x": {"a\nb = 1\n[evil]": 1}})
+    assert tomllib.loads(text) == {"x": {"a\nb = 1\n[evil]": 1}}
