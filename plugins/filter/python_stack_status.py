@@ -51,7 +51,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.python_stack import status
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.stack_status import status
 
 
 def python_stack_status(plan, verified=None, verify_enabled=True):

@@ -248,7 +248,7 @@ def resolve(module, host):
                 data = ce.parse_toml(text, main) if text is not None else None
                 version = ce.containerd_version(data, main, containerd_major(host, present['containerd']))
                 dropin_path = plat['containerd_dropin']
-                user_section = ((data or {}).get('plugins') or {}).get(ce.CONTAINERD_CRI[version['value']]) or {}
+                user_section = ce.containerd_cri_section(data, main, version['value'])
                 dropin = ce.containerd_dropin(version['value'], runtime_path, inp['default_runtime'], inp['cdi'],
                                               user_section)
                 edited = ce.containerd_main(text, main, plat['containerd_import'], version['value'])
@@ -284,15 +284,19 @@ def resolve(module, host):
         return {'problems': [str(exc)]}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    restart = ctk.restart_decision([f['engine'] for f in files], docker_state(host, present.get('docker')),
+                                   inp.get('restart_running_containers'))
+    if not restart['ok']:
+        return {'problems': [restart['reason']], 'restart': restart}
     cdi = ctk.cdi_decision(inp['cdi'], module.params['driver'].get('loaded'), module.params['driver'].get('reason'),
-                           module.params['in_container'])
+                           module.params['in_container'], inp['version'])
     smoke = ctk.smoke_decision(inp['smoke_test'], module.params['driver'].get('loaded'), engines['value'],
                                module.params['in_container'])
     want = ctk.upstream(inp['version'])
     pin = inp['version'] if '-' in inp['version'] else inp['version'] + '-*'
     return {'problems': [], 'vulnerabilities': verdict, 'installed': have, 'engines': engines,
             'present': dict((k, bool(v)) for k, v in present.items()), 'files': files, 'records': records,
-            'keyring': keyring, 'cdi': cdi, 'smoke': smoke, 'version': want, 'pin': pin,
+            'keyring': keyring, 'cdi': cdi, 'smoke': smoke, 'restart': restart, 'version': want, 'pin': pin,
             'install': ['%s=%s' % (name, pin) for name in ctk.PACKAGES],
             'change': any(have['packages'].get(name) is None or ctk.upstream(have['packages'][name]) != want
                           or ('-' in inp['version'] and have['packages'][name] != inp['version'])
@@ -308,6 +312,18 @@ def runtime(module, host):
     except ce.ConfigError as exc:
         return {'problems': [str(exc)]}
     return {'problems': [], 'runtime_config': result['content'], 'settings': result['data']}
+
+
+def docker_state(host, dockerd):
+    """The running Docker daemon's live-restore setting and its running containers (None: unknown)."""
+    docker = host.module.get_bin_path('docker') if dockerd else None
+    if not docker:
+        return {'live_restore': None, 'running': None}
+    rc, out, dummy = host.run([docker, 'info', '--format', '{{json .LiveRestoreEnabled}}'], check=False)
+    live = out.strip() == 'true' if rc == 0 else None
+    rc, out, dummy = host.run([docker, 'ps', '--quiet'], check=False)
+    running = len(out.split()) if rc == 0 else None
+    return {'live_restore': live, 'running': running}
 
 
 def live_engines(host, plat, engines):
@@ -334,7 +350,8 @@ def live_engines(host, plat, engines):
             rc, out, err = host.run([binary, '--config', plat['containerd_config'], 'config', 'dump'], check=False)
             data = ce.parse_toml(text, plat['containerd_config']) if text else {}
             version = data.get('version', 2)
-            seen[engine] = {'nvidia_runtime': (version in ce.CONTAINERD_CRI and ce.containerd_dump_has_nvidia(out, version))
+            known = isinstance(version, int) and not isinstance(version, bool) and version in ce.CONTAINERD_CRI
+            seen[engine] = {'nvidia_runtime': (known and ce.containerd_dump_has_nvidia(out, version))
                             if rc == 0 else None,
                             'reason': 'containerd config dump of %s' % plat['containerd_config'] if rc == 0
                             else 'not asked: containerd config dump failed: %s' % (err or out).strip()[-300:]}

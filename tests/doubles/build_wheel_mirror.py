@@ -36,9 +36,9 @@ DEFAULT_REQUIREMENTS = ['torch==2.13.0', 'numpy', 'lmdb', 'tqdm', 'pip', 'uv==0.
 PYTORCH_PROJECTS = ('torch',)
 
 
-def _load(name):
+def _load(path):
     spec = importlib.util.spec_from_file_location(
-        'gpuops_' + name, os.path.join(REPO, 'plugins', 'module_utils', name + '.py'))
+        'gpuops_' + path.replace('/', '_'), os.path.join(REPO, 'plugins', 'module_utils', path + '.py'))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -80,8 +80,8 @@ def main(argv=None):
     parser.add_argument('--python-version', default='3.11')
     parser.add_argument('requirements', nargs='*', default=DEFAULT_REQUIREMENTS)
     args = parser.parse_args(argv)
-    ps = _load('python_stack')
-    mirror = _load('mirror')
+    indexes = _load('python_env/indexes')
+    mirror = _load('packages/mirror')
     os.makedirs(args.wheel_dir, exist_ok=True)
     cmd = [sys.executable, '-m', 'pip', 'download', '--quiet', '--disable-pip-version-check', '--only-binary', ':all:',
            '--python-version', args.python_version, '--platform', 'manylinux_2_28_x86_64', '--platform',
@@ -90,7 +90,7 @@ def main(argv=None):
     changed = False
     projects = {'pypi': {}, 'pytorch': {}}
     for name in sorted(os.listdir(args.wheel_dir)):
-        project = ps.wheel_project(name)
+        project = indexes.wheel_project(name)
         if project is None:
             continue
         src = os.path.join(args.wheel_dir, name)
@@ -100,13 +100,13 @@ def main(argv=None):
         projects[where].setdefault(project, []).append((name, mirror.sha256_file(src)))
     for project, files in projects['pypi'].items():
         changed |= _write(os.path.join(args.mirror_dir, 'pypi', 'simple', project, 'index.html'),
-                          ps.simple_project_page(project, files, '../../packages/'))
-    changed |= _write(os.path.join(args.mirror_dir, 'pypi', 'simple', 'index.html'), ps.simple_root_page(projects['pypi']))
+                          indexes.simple_project_page(project, files, '../../packages/'))
+    changed |= _write(os.path.join(args.mirror_dir, 'pypi', 'simple', 'index.html'), indexes.simple_root_page(projects['pypi']))
     for project, files in projects['pytorch'].items():
         changed |= _write(os.path.join(args.mirror_dir, 'pytorch', 'whl', 'cpu', project, 'index.html'),
-                          ps.simple_project_page(project, files, '../'))
+                          indexes.simple_project_page(project, files, '../'))
     changed |= _write(os.path.join(args.mirror_dir, 'pytorch', 'whl', 'cpu', 'index.html'),
-                      ps.simple_root_page(projects['pytorch']))
+                      indexes.simple_root_page(projects['pytorch']))
     old, new, _changes, problems = mirror.index_mirror(args.mirror_dir, scan=['pypi', 'pytorch'])
     if problems:
         print(json.dumps({'changed': changed, 'problems': problems}))

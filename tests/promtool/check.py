@@ -112,7 +112,7 @@ def alerts_tested():
             ann = rule.get("annotations") or {}
             check(ann.get("summary") and len(ann.get("description", "")) > 80,
                   "alert %s has a summary and a description that says what to do" % name)
-    required = ["GPUXidErrors", "GPUTemperatureHigh", "GPUEccUncorrectable", "GPURowRemapFailure", "GPUMissing",
+    required = ["GPUXidErrors", "GPUXidApplication", "GPUXidOther", "GPUTemperatureHigh", "GPUEccUncorrectable", "GPURowRemapFailure", "GPUMissing",
                 "GPUThermalThrottling", "NodeExporterDown", "DCGMExporterDown"]
     names = [r.get("alert") for g in rules["groups"] for r in g["rules"]]
     check(all(n in names for n in required), "the rules carry every alert the issue names")

@@ -129,6 +129,9 @@ def test_containerd_keeps_the_users_file_and_reads_the_dropin(host):
     merged = dump["plugins"]["io.containerd.grpc.v1.cri"]
     assert "nvidia" in merged["containerd"]["runtimes"]
     assert merged["containerd"]["runtimes"]["runc"]["options"]["SystemdCgroup"] is True
+    # The nvidia runtime inherits runc's options (as nvidia-ctk runtime configure copies them):
+    # runtimeClassName: nvidia pods use the systemd cgroup driver like kubelet.
+    assert merged["containerd"]["runtimes"]["nvidia"]["options"]["SystemdCgroup"] is True
     assert merged["sandbox_image"] == "registry-mirror.example.internal/pause:3.9"
     assert merged["enable_cdi"] is True
     assert dump["root"] == "/srv/containerd" and dump["oom_score"] == -999
@@ -163,6 +166,17 @@ def test_cdi_and_smoke_test_skipped_without_a_driver(host):
     assert record["cdi"]["specs"] == []
     assert record["smoke_test"]["run"] is False and record["smoke_test"]["reason"]
     assert not host.file("/var/run/cdi/nvidia.yaml").exists
+
+
+def test_cdi_refresh_units_enabled_for_the_next_boot(host):
+    # The specification lives in /var/run/cdi (tmpfs): only the enabled service regenerates it at
+    # boot, as the toolkit's own packages arrange (both units enabled; the double's units carry the
+    # real units' [Install] WantedBy=multi-user.target).
+    if not gpu_node(host):
+        pytest.skip("CPU node")
+    for unit in ("nvidia-cdi-refresh.path", "nvidia-cdi-refresh.service"):
+        state = host.run("systemctl is-enabled %s", unit)
+        assert state.stdout.strip() == "enabled", (unit, state.stdout, state.stderr)
 
 
 def test_second_run_restarted_nothing(host):

@@ -23,6 +23,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
 import re
 
@@ -43,7 +44,7 @@ _BARE_KEY = re.compile(r'[A-Za-z0-9_-]+\Z')
 
 
 def _key(key):
-    return key if _BARE_KEY.match(key) else json.dumps(key)
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
 
 
 def _value(value):
@@ -111,8 +112,14 @@ def docker_daemon_json(text, path, runtime_path, default_runtime, cdi):
         except ValueError as exc:
             raise ConfigError('%s is not valid JSON (%s): fix or remove it; the role merges into it and never '
                               'overwrites it' % (path, exc))
+        except RecursionError:
+            raise ConfigError('%s nests deeper than Python\'s JSON reader follows: fix or remove it; the role '
+                              'merges into it and never overwrites it' % path)
         if not isinstance(data, dict):
             raise ConfigError('%s must hold a JSON object, it holds a %s' % (path, type(data).__name__))
+        if _depth(data) > MAX_JSON_DEPTH:
+            raise ConfigError('%s nests deeper than %d levels; no daemon.json setting does: fix or remove it'
+                              % (path, MAX_JSON_DEPTH))
     want = {'runtimes': {'nvidia': {'path': runtime_path, 'args': []}}}
     if default_runtime:
         want['default-runtime'] = 'nvidia'
@@ -131,6 +138,24 @@ def docker_daemon_json(text, path, runtime_path, default_runtime, cdi):
     if text is not None and merged == original:
         return {'content': None, 'changed_keys': [], 'data': merged}
     return {'content': json.dumps(merged, indent=2) + '\n', 'changed_keys': changed, 'data': merged}
+
+
+# daemon.json settings nest a few levels (runtimes.<name>.args); deeper files are refused before the
+# role's recursive helpers walk them.
+MAX_JSON_DEPTH = 32
+
+
+def _depth(data):
+    """The nesting depth of parsed JSON, walked without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            deepest = max(deepest, level)
+            stack.extend((item, level + 1) for item in value)
+    return deepest
 
 
 def docker_keys(default_runtime, cdi):
@@ -164,10 +189,74 @@ def containerd_version(data, path, binary_major):
         return {'value': version, 'reason': '%s does not exist: containerd %s reads version %d'
                 % (path, binary_major or 'of unknown version', version)}
     version = data.get('version', 1)
-    if version not in CONTAINERD_CRI:
+    if isinstance(version, bool) or not isinstance(version, int) or version not in CONTAINERD_CRI:
         raise ConfigError('%s has config version %s; the role knows versions 2 (containerd 1.x) and 3 (containerd '
                           '2.x). Migrate it first (containerd config migrate)' % (path, version))
     return {'value': version, 'reason': '%s declares version %d' % (path, version)}
+
+
+def containerd_cri_section(data, path, version):
+    """The CRI plugin's section of the parsed main config.toml (``{}`` when it has none).
+
+    A file whose ``plugins`` or CRI section is not a table (``plugins = "x"``) is refused naming
+    the file, instead of crashing on it.
+    """
+    plugins = (data or {}).get('plugins', {})
+    if not isinstance(plugins, dict):
+        raise ConfigError('%s: "plugins" must be a table, it is a %s; fix the file (the role merges into it and '
+                          'never overwrites it)' % (path, type(plugins).__name__))
+    section = plugins.get(CONTAINERD_CRI[version], {})
+    if not isinstance(section, dict):
+        raise ConfigError('%s: plugins."%s" must be a table, it is a %s'
+                          % (path, CONTAINERD_CRI[version], type(section).__name__))
+    containerd = section.get('containerd', {})
+    runtimes = containerd.get('runtimes', {}) if isinstance(containerd, dict) else None
+    if not isinstance(runtimes, dict):
+        raise ConfigError('%s: plugins."%s".containerd.runtimes must be a table'
+                          % (path, CONTAINERD_CRI[version]))
+    return section
+
+
+# What nvidia-ctk runtime configure falls back to when no low-level runtime is configured
+# (NVIDIA/nvidia-container-toolkit pkg/config/engine/containerd/config.go, GetDefaultRuntimeOptions),
+# less its empty runtime_root and runtime_engine (empty is containerd's default for both).
+_FALLBACK_RUNTIME = {'runtime_type': 'io.containerd.runc.v2', 'privileged_without_host_devices': False}
+
+
+def containerd_nvidia_runtime(user_section, runtime_path):
+    """The nvidia runtime's table, as ``nvidia-ctk runtime configure`` builds it.
+
+    NVIDIA/nvidia-container-toolkit pkg/config/engine/containerd/config.go (AddRuntime,
+    GetDefaultRuntimeOptions) and pkg/config/engine/engine.go (GetLowLevelRuntimes): the whole
+    table of the first configured low-level runtime among the default runtime (unless it is an
+    nvidia* one), ``runc`` and ``crun`` is copied, ``SystemdCgroup`` and every other option
+    included, then ``runtime_type`` is set where empty and ``options.BinaryName`` to the NVIDIA
+    runtime. So pods with ``runtimeClassName: nvidia`` use the same cgroup driver as kubelet.
+    Returns ``value`` (the table) and ``reason`` (which runtime it was copied from).
+    """
+    containerd = (user_section or {}).get('containerd') or {}
+    runtimes = containerd.get('runtimes') or {}
+    candidates = []
+    default = containerd.get('default_runtime_name')
+    if isinstance(default, str) and default and not default.startswith('nvidia'):
+        candidates.append(default)
+    candidates.extend(name for name in ('runc', 'crun') if name not in candidates)
+    for name in candidates:
+        if isinstance(runtimes.get(name), dict):
+            table = copy.deepcopy(runtimes[name])
+            reason = 'a copy of the %s runtime\'s table of the main config.toml (as nvidia-ctk runtime configure ' \
+                     'does), with BinaryName set to the NVIDIA runtime' % name
+            break
+    else:
+        table = copy.deepcopy(_FALLBACK_RUNTIME)
+        reason = ('no %s runtime is configured in the main config.toml: nvidia-ctk runtime configure\'s defaults '
+                  '(containerd\'s own runc defaults apply to the rest)' % ' or '.join(candidates))
+    if not table.get('runtime_type'):
+        table['runtime_type'] = _FALLBACK_RUNTIME['runtime_type']
+    options = table.get('options')
+    table['options'] = dict(options) if isinstance(options, dict) else {}
+    table['options']['BinaryName'] = runtime_path
+    return {'value': table, 'reason': reason}
 
 
 def containerd_dropin(version, runtime_path, default_runtime, cdi, user_section=None):
@@ -176,18 +265,18 @@ def containerd_dropin(version, runtime_path, default_runtime, cdi, user_section=
     containerd replaces a plugin's whole section with the one of an imported file (it does not
     merge inside a plugin), so the drop-in carries a copy of the user's CRI section of the main
     file (``user_section``) with the nvidia runtime merged in: the user's sandbox image, registry
-    and runc settings stay in effect. The copy is refreshed from the main file on every run.
+    and runc settings stay in effect. The copy is refreshed from the main file on every run. The
+    nvidia runtime inherits the low-level runtime's options (``containerd_nvidia_runtime``).
     """
     cri = CONTAINERD_CRI[version]
-    runtime = {'runtime_type': 'io.containerd.runc.v2', 'privileged_without_host_devices': False,
-               'options': {'BinaryName': runtime_path}}
-    ours = {'containerd': {'runtimes': {'nvidia': runtime}}}
+    runtime = containerd_nvidia_runtime(user_section, runtime_path)['value']
+    plugin = copy.deepcopy(user_section or {})
+    plugin.setdefault('containerd', {}).setdefault('runtimes', {})['nvidia'] = runtime
     if default_runtime:
-        ours['containerd']['default_runtime_name'] = 'nvidia'
+        plugin['containerd']['default_runtime_name'] = 'nvidia'
     if cdi:
-        ours['enable_cdi'] = True
-        ours['cdi_spec_dirs'] = list(CDI_SPEC_DIRS)
-    plugin = deep_merge(user_section or {}, ours)
+        plugin['enable_cdi'] = True
+        plugin['cdi_spec_dirs'] = list(CDI_SPEC_DIRS)
     note = ('# The CRI section of the main config.toml with the nvidia runtime merged in (containerd replaces\n'
             '# a plugin\'s whole section from an imported file, so the user\'s settings are carried here).\n')
     return HEADER + note + dump_toml({'version': version, 'plugins': {cri: plugin}})

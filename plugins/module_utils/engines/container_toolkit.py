@@ -19,20 +19,28 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 
 PACKAGES = ['nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
             'libnvidia-container1']
 ENGINES = ('docker', 'containerd', 'crio')
-VERSION_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?$')
-CVE_RE = re.compile(r'^CVE-[0-9]{4}-[0-9]{4,}$')
+VERSION_RE = re.compile(r'[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?')
+CVE_RE = re.compile(r'CVE-[0-9]{4}-[0-9]{4,}')
 BULLETIN_2024_09 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5582'
+BULLETIN_2024_10 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5585'
+BULLETIN_2025_01 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5599'
 BULLETIN_2025_02 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5616'
 BULLETIN_2025_07 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5659'
 BULLETIN_2026_06 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5850'
 
 # The data: one row per CVE. ``fixed`` is the first NVIDIA Container Toolkit release (all four
-# packages share the version) that is not affected.
+# packages share the version) that is not affected; ``severity`` is the CVSS v3.1 base severity
+# NVIDIA gives in the bulletin and the CVE record (CVEProject/cvelistV5). Fixed versions as in
+# NVIDIA's bulletins and the table of NVIDIA/cloud-native-docs gpu-operator/security.rst ("CVEs").
+# CVE-2024-0135/0136/0137: the CVE records first said "up to and including v1.17.0"; bulletin 5599
+# and the GPU Operator's table were corrected to "up to and including 1.17.2", fixed in 1.17.3
+# (NVIDIA/libnvidia-container issue 298), which is what the table keeps.
 VULNERABILITIES = [
     {'cve': 'CVE-2024-0132', 'severity': 'critical',
      'summary': 'time-of-check time-of-use race: a crafted container image escapes to the host '
@@ -43,17 +51,19 @@ VULNERABILITIES = [
      'fixed': '1.16.2', 'source': BULLETIN_2024_09},
     {'cve': 'CVE-2024-0134', 'severity': 'medium',
      'summary': 'a crafted container image creates unauthorized files on the host',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+     'fixed': '1.17.0', 'source': BULLETIN_2024_10},
     {'cve': 'CVE-2024-0135', 'severity': 'high',
-     'summary': 'a crafted container image modifies a host binary',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+     'summary': 'a crafted container image modifies a host binary (improper isolation)',
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
     {'cve': 'CVE-2024-0136', 'severity': 'high',
-     'summary': 'a crafted container image gains access to host libraries (CUDA forward compatibility)',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
-    {'cve': 'CVE-2024-0137', 'severity': 'high',
-     'summary': 'containers can end up in the host network namespace',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
-    {'cve': 'CVE-2025-23359', 'severity': 'critical',
+     'summary': 'a crafted container image gives untrusted code read and write access to host devices '
+                '(non-default configuration only)',
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
+    {'cve': 'CVE-2024-0137', 'severity': 'medium',
+     'summary': 'a crafted container image runs untrusted code in the host\'s network namespace '
+                '(non-default configuration only)',
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
+    {'cve': 'CVE-2025-23359', 'severity': 'high',
      'summary': 'time-of-check time-of-use race that bypasses the CVE-2024-0132 fix: host directories mounted '
                 'into the container (container escape; not in CDI mode)',
      'fixed': '1.17.4', 'source': BULLETIN_2025_02},
@@ -125,20 +135,20 @@ def input_problems(inp):
     """What the argument specification cannot check, each problem naming its variable."""
     problems = []
     version = inp.get('version') or ''
-    if not VERSION_RE.match(version):
+    if not VERSION_RE.fullmatch(version):
         problems.append('nvidia_container_toolkit_version must be a version such as 1.17.8 or a package version '
                         'such as 1.17.8-1, got "%s"' % version)
     for name in ('repo_url', 'keyring_url'):
         value = inp.get(name) or ''
-        if not repo.URL_RE.match(value):
+        if not repo.URL_RE.fullmatch(value):
             problems.append('nvidia_container_toolkit_%s must be an http(s):// or file:// URL, got "%s"'
                             % (name, value))
     checksum = inp.get('keyring_checksum') or ''
-    if checksum and not repo.SHA256_RE.match(checksum):
+    if checksum and not repo.SHA256_RE.fullmatch(checksum):
         problems.append('nvidia_container_toolkit_keyring_checksum must be sha256:<64 hex digits> (or ""), got "%s"'
                         % checksum)
     fpr = repo.clean_fingerprint(inp.get('keyring_fingerprint'))
-    if fpr and not repo.FINGERPRINT_RE.match(fpr):
+    if fpr and not repo.FINGERPRINT_RE.fullmatch(fpr):
         problems.append('nvidia_container_toolkit_keyring_fingerprint must be a 40-hex-digit OpenPGP fingerprint '
                         '(or ""), got "%s"' % inp.get('keyring_fingerprint'))
     if not fpr and not checksum:
@@ -148,7 +158,7 @@ def input_problems(inp):
     if unknown:
         problems.append('nvidia_container_toolkit_engines: unknown engine(s) %s; use any of %s (or [] for the '
                         'engines the host has)' % (', '.join('"%s"' % e for e in unknown), ', '.join(ENGINES)))
-    bad = [c for c in inp.get('accept_cves') or [] if not CVE_RE.match(c)]
+    bad = [c for c in inp.get('accept_cves') or [] if not CVE_RE.fullmatch(c)]
     if bad:
         problems.append('nvidia_container_toolkit_accept_cves: %s is not a CVE id (CVE-YYYY-NNNN)' % ', '.join(bad))
     settings = inp.get('runtime_settings') or {}
@@ -157,7 +167,7 @@ def input_problems(inp):
             problems.append('nvidia_container_toolkit_runtime_settings.%s must be a table (a dict of settings), '
                             'got %s' % (table, type(values).__name__))
     status = inp.get('status_file') or ''
-    if not repo.STATUS_FILE_RE.match(status):
+    if not repo.STATUS_FILE_RE.fullmatch(status):
         problems.append('nvidia_container_toolkit_status_file must be an absolute file path, got "%s"' % status)
     return problems
 
@@ -176,16 +186,34 @@ def choose_engines(wanted, present):
                  'is empty'}
 
 
-def cdi_decision(cdi_wanted, driver_loaded, driver_reason, in_container):
-    """Whether the CDI specification is generated here (nvidia-ctk cdi generate needs a loaded driver)."""
+# The release that first ships nvidia-cdi-refresh.path/.service (NVIDIA/nvidia-container-toolkit
+# CHANGELOG.md, v1.18.0-rc.1: "Add nvidia-cdi-refresh service").
+CDI_REFRESH_UNITS_SINCE = '1.18.0'
+
+
+def cdi_decision(cdi_wanted, driver_loaded, driver_reason, in_container, version=None):
+    """Whether the CDI specification is generated here (nvidia-ctk cdi generate needs a loaded driver)
+    and whether the refresh units are enabled (``units``).
+
+    The toolkit's packages enable both nvidia-cdi-refresh.path and .service (RPM: %systemd_post of
+    both units, packaging/rpm/SPECS/nvidia-container-toolkit.spec; Debian: dh_installsystemd, both
+    units carry ``[Install] WantedBy=multi-user.target``, deployments/systemd/). The service must be
+    enabled: the specification is written to /var/run/cdi, a tmpfs, and the .path unit reacts only to
+    driver or toolkit changes, so only the service regenerates it at boot. The units are enabled
+    wherever CDI is wanted and the release ships them; they are started only where ``generate``.
+    """
+    units = bool(cdi_wanted) and (version is None or versions.numeric(upstream(version), 'toolkit version', 3)
+                                  >= versions.numeric(CDI_REFRESH_UNITS_SINCE))
     if not cdi_wanted:
-        return {'generate': False, 'reason': 'nvidia_container_toolkit_cdi is false'}
+        return {'generate': False, 'units': False, 'reason': 'nvidia_container_toolkit_cdi is false'}
     if in_container:
-        return {'generate': False, 'reason': 'the host is a container guest: the GPUs and the driver are the host\'s'}
+        return {'generate': False, 'units': units,
+                'reason': 'the host is a container guest: the GPUs and the driver are the host\'s'}
     if not driver_loaded:
-        return {'generate': False, 'reason': 'the NVIDIA driver is not loaded (%s): nvidia-ctk cdi generate needs it; '
-                                             'the refresh units generate the specification once it is' % driver_reason}
-    return {'generate': True, 'reason': 'the NVIDIA driver is loaded'}
+        return {'generate': False, 'units': units,
+                'reason': 'the NVIDIA driver is not loaded (%s): nvidia-ctk cdi generate needs it; '
+                          'the refresh units generate the specification once it is' % driver_reason}
+    return {'generate': True, 'units': units, 'reason': 'the NVIDIA driver is loaded'}
 
 
 def smoke_decision(enabled, driver_loaded, engines, in_container):
@@ -199,3 +227,31 @@ def smoke_decision(enabled, driver_loaded, engines, in_container):
     if 'docker' not in engines:
         return {'run': False, 'reason': 'the smoke test runs through Docker, which is not configured here'}
     return {'run': True, 'reason': 'the driver is loaded and Docker is configured'}
+
+
+def restart_decision(changing_engines, docker, allowed):
+    """Whether the role may restart Docker to apply its configuration (value + reason).
+
+    ``changing_engines``: the engines whose files change (each is restarted); ``docker``: the
+    running daemon's ``live_restore`` (bool or None) and ``running`` containers (int or None);
+    ``allowed``: nvidia_container_toolkit_restart_running_containers. Restarting dockerd without
+    live-restore stops every running container, GPU jobs included; containerd's tasks outlive a
+    containerd restart (their shims keep running), so only Docker is weighed.
+    """
+    if 'docker' not in changing_engines:
+        return {'ok': True, 'reason': 'Docker is not restarted: its configuration does not change'}
+    running = (docker or {}).get('running') or 0
+    if not running:
+        return {'ok': True, 'reason': 'Docker is restarted; no container runs'}
+    if (docker or {}).get('live_restore'):
+        return {'ok': True, 'reason': 'Docker is restarted; live-restore is on, so its %d running container(s) keep '
+                                      'running' % running}
+    if allowed:
+        return {'ok': True, 'reason': 'Docker is restarted although live-restore is off: its %d running container(s) '
+                                      'are stopped (nvidia_container_toolkit_restart_running_containers is true)'
+                                      % running}
+    return {'ok': False, 'reason': 'Docker must be restarted to apply the NVIDIA runtime, live-restore is off and %d '
+                                   'container(s) run: the restart would stop them, GPU jobs included. Drain the node, '
+                                   'or enable live-restore ("live-restore": true in daemon.json, applied by a reload), '
+                                   'or set nvidia_container_toolkit_restart_running_containers: true to restart anyway; '
+                                   'nothing was changed' % running}

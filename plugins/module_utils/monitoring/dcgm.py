@@ -24,6 +24,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_packages
+
 # name: (Prometheus type, help). Profiling fields are the DCGM_FI_PROF_* names.
 FIELDS = {
     # Clocks
@@ -58,12 +60,12 @@ FIELDS = {
     'DCGM_FI_DEV_DEC_UTIL': ('gauge', 'Decoder utilization (in %).'),
     # Errors and violations
     'DCGM_FI_DEV_XID_ERRORS': ('gauge', 'Value of the last XID error encountered.'),
-    'DCGM_FI_DEV_POWER_VIOLATION': ('counter', 'Throttling duration due to power constraints (in us).'),
-    'DCGM_FI_DEV_THERMAL_VIOLATION': ('counter', 'Throttling duration due to thermal constraints (in us).'),
-    'DCGM_FI_DEV_SYNC_BOOST_VIOLATION': ('counter', 'Throttling duration due to sync-boost constraints (in us).'),
-    'DCGM_FI_DEV_BOARD_LIMIT_VIOLATION': ('counter', 'Throttling duration due to board limit constraints (in us).'),
-    'DCGM_FI_DEV_LOW_UTIL_VIOLATION': ('counter', 'Throttling duration due to low utilization (in us).'),
-    'DCGM_FI_DEV_RELIABILITY_VIOLATION': ('counter', 'Throttling duration due to reliability constraints (in us).'),
+    'DCGM_FI_DEV_POWER_VIOLATION': ('counter', 'Throttling duration due to power constraints (in ns).'),
+    'DCGM_FI_DEV_THERMAL_VIOLATION': ('counter', 'Throttling duration due to thermal constraints (in ns).'),
+    'DCGM_FI_DEV_SYNC_BOOST_VIOLATION': ('counter', 'Throttling duration due to sync-boost constraints (in ns).'),
+    'DCGM_FI_DEV_BOARD_LIMIT_VIOLATION': ('counter', 'Throttling duration due to board limit constraints (in ns).'),
+    'DCGM_FI_DEV_LOW_UTIL_VIOLATION': ('counter', 'Throttling duration due to low utilization (in ns).'),
+    'DCGM_FI_DEV_RELIABILITY_VIOLATION': ('counter', 'Throttling duration due to reliability constraints (in ns).'),
     # Memory
     'DCGM_FI_DEV_FB_TOTAL': ('gauge', 'Framebuffer memory total (in MiB).'),
     'DCGM_FI_DEV_FB_FREE': ('gauge', 'Framebuffer memory free (in MiB).'),
@@ -294,19 +296,6 @@ def _container_command(inputs, profiling, csv_path):
                                     if caps else 'no capability: profiling is off, nothing needs SYS_ADMIN')}
 
 
-def _packages(inputs, cuda):
-    names = ['datacenter-gpu-manager-4-core', 'datacenter-gpu-manager-4-cuda%s' % cuda['value']]
-    if inputs.get('dcgm_proprietary'):
-        names += ['datacenter-gpu-manager-4-proprietary', 'datacenter-gpu-manager-4-proprietary-cuda%s'
-                  % cuda['value']]
-    version = inputs.get('dcgm_version') or ''
-    pinned = ['%s=%s' % (n, version) if version else n for n in names]
-    exporter = inputs.get('exporter_package') or ''
-    if exporter:
-        pinned.append(exporter)
-    return pinned
-
-
 def _repository(inputs, repo_url, key_url):
     key_path = '/etc/apt/keyrings/gpuops-dcgm.%s' % ('gpg' if key_url.endswith('.gpg') else 'asc')
     sources = ('# Managed by Ansible (gpuops.dlserver.dcgm_exporter): local changes are overwritten.\n'
@@ -372,6 +361,7 @@ def decide(inputs, plan, gpu=None, platform=None):
         errors.append(_err('dcgm_exporter_counters', 'no field is left to export on this host (every field listed '
                                                      'was dropped); add fields that are not DCGM_FI_PROF_*'))
     cuda = decide_cuda_major(cuda_requested, gpu)
+    proprietary = dcgm_packages.decide_proprietary(inputs.get('dcgm_proprietary'), profiling, gpu)
 
     config_dir = platform.get('config_dir') or '/etc/dcgm-exporter'
     csv_path = '%s/gpuops-counters.csv' % config_dir
@@ -386,6 +376,7 @@ def decide(inputs, plan, gpu=None, platform=None):
         'profiling': profiling,
         'mig': mig,
         'cuda_major': cuda,
+        'proprietary': proprietary,
         'counters': counters,
         'dropped': dropped,
         'metric_names': [c['name'] for c in counters],
@@ -409,7 +400,7 @@ def decide(inputs, plan, gpu=None, platform=None):
         key_url = inputs.get('repo_key_url') or (repo_url + (inputs.get('repo_key_name') or ''))
         result.update({
             'exec_start': [inputs['binary']] + _host_args(inputs, csv_path),
-            'packages': _packages(inputs, cuda),
+            'packages': dcgm_packages.packages(inputs, cuda, proprietary),
             'hostengine': {'service': 'nvidia-dcgm', 'address': inputs['hostengine_address'],
                            'reason': 'the exporter connects to the nvidia-dcgm host engine (-r %s) instead of '
                                      'starting an embedded one' % inputs['hostengine_address']},
@@ -518,6 +509,8 @@ def status(result):
             'exec_start': result['exec_start'],
             'packages': result['packages'],
         })
+        if result['mode'] == 'host':
+            record['proprietary'] = result['proprietary']
         if result['container']:
             record['capabilities'] = {'value': result['container']['capabilities'],
                                       'reason': result['container']['capabilities_reason']}

@@ -5,19 +5,21 @@
 
 - ``normalise(env, inputs)``: one declared environment with the role's defaults filled in,
   or the problems that name it (bad name, backend, Python version, package spec, URL).
-- ``pytorch_index(cuda_version, torch_version)``: the PyTorch wheel index (``cu118`` ...
-  ``cu130`` or ``cpu``) for the driver's CUDA version, from the table below (value + reason).
+- ``option_problems(inputs, envs)``: the role-wide variables the argument spec cannot check.
 - ``resolve(env, context)``: the packages and indexes an environment installs on this host
   (PyTorch index, ``tensorflow[and-cuda]`` on GPU hosts, DALI's CUDA flavour), its import
   names and its spec hash, the one value that decides whether it is rebuilt.
 - ``venv_commands`` / ``conda_commands`` / ``conda_environment_file`` / ``condarc``:
   what each backend runs and writes, from the same resolved spec.
-- ``env_defaults(gpu, overrides)``: the framework environment variables written once per
-  node (NCCL, CUDA, TensorFlow), each with the reason.
 - ``evaluate_verification(result, expect_gpu)``: whether what the verification script saw
-  inside an environment is what the host should give it.
+  inside an environment is what the host should give it; ``status``: the status record.
 
-Pure functions, standard library only, Python 3.6+.
+The rest lives beside it, by concern: ``requirements`` (pip requirements, lock files),
+``cuda_match`` (which CUDA build of PyTorch, TensorFlow, DALI), ``indexes`` (which indexes pip
+may use, requirement files, PEP 503 pages), ``node_env`` (the per-node framework variables and
+their files), ``python_stack_verify`` (the measurements inside an environment).
+
+Pure functions, standard library only, Python 3.8+ (imported by the module python_stack_env).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,37 +30,17 @@ import hashlib
 import json
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.cuda_match import (
+    TF_AND_CUDA_CUDA, TF_AND_CUDA_MIN, cuda_tuple, dali_flavour, pytorch_index)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.indexes import (
+    insecure_index_problems, trusted_hosts, valid_host)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.node_env import valid_abs_path
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.requirements import (
+    exact_version, lock_requirements, lower_bound, parse_requirement, render_requirement, valid_conda_package,
+    valid_name, version_tuple)
+
 MARKER = '.gpuops-python-stack.json'
 SPEC_VERSION = 1
-
-# PyTorch's wheel indexes per release (https://pytorch.org/get-started/previous-versions/ and
-# https://pytorch.org/get-started/locally/): which CUDA builds each torch minor release ships.
-# A wheel carries its CUDA runtime; the driver must support at least that CUDA version
-# (NVIDIA's CUDA compatibility guide), so the newest tag not above the driver's CUDA wins.
-TORCH_CUDA_TAGS = {
-    (2, 0): ['cu117', 'cu118'],
-    (2, 1): ['cu118', 'cu121'],
-    (2, 2): ['cu118', 'cu121'],
-    (2, 3): ['cu118', 'cu121'],
-    (2, 4): ['cu118', 'cu121', 'cu124'],
-    (2, 5): ['cu118', 'cu121', 'cu124'],
-    (2, 6): ['cu118', 'cu124', 'cu126'],
-    (2, 7): ['cu118', 'cu126', 'cu128'],
-    (2, 8): ['cu126', 'cu128', 'cu129'],
-    (2, 9): ['cu126', 'cu128', 'cu130'],
-}
-TORCH_TABLE_SOURCE = 'pytorch.org/get-started/previous-versions'
-# Torch releases newer than the table: assume the newest row's tags and say so.
-NEWEST_TORCH_ROW = max(TORCH_CUDA_TAGS)
-
-# TensorFlow's pip CUDA extra (https://www.tensorflow.org/install/pip): from 2.14 on Linux,
-# tensorflow[and-cuda] pulls NVIDIA's CUDA/cuDNN wheels (CUDA 12); needs a CUDA 12 driver.
-TF_AND_CUDA_MIN = (2, 14)
-TF_AND_CUDA_CUDA = (12, 0)
-
-# DALI's wheels per CUDA major (https://docs.nvidia.com/deeplearning/dali/user-guide/docs/installation.html).
-DALI_FLAVOURS = [((13, 0), 'cuda130'), ((12, 0), 'cuda120'), ((11, 0), 'cuda110')]
-DALI_DEFAULT = 'cuda120'
 
 # Import names that differ from the distribution name (what "verify imports" imports).
 IMPORT_NAMES = {
@@ -68,65 +50,11 @@ IMPORT_NAMES = {
 }
 TORCH_FAMILY = ('torch', 'torchvision', 'torchaudio')
 
-_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$')
-# A PEP 508 requirement as the role accepts it: name, optional extras, optional version
-# specifiers, optional marker. Direct references and options are refused (use index URLs).
-_REQ = re.compile(
-    r'^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*'
-    r'(?P<extras>\[\s*[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\s*\])?\s*'
-    r'(?P<spec>(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*)'
-    r'(?P<marker>;.*)?$')
-_CONDA_PKG = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]*(?:::[A-Za-z0-9_.-]+)?(?:\s*[=<>!~]{1,3}\s*[A-Za-z0-9.*+_,|<>=!-]+)?$')
-_PYTHON = re.compile(r'^3\.(\d{1,2})$')
-_URL = re.compile(r'^(https?|file)://\S+$')
-_VERSION = re.compile(r'^(\d+)\.(\d+)')
-_EXACT = re.compile(r'^==\s*([0-9][A-Za-z0-9.+!_-]*)$')
-
-
-def canonical(name):
-    """PEP 503 normalised project name."""
-    return re.sub(r'[-_.]+', '-', name).lower()
-
-
-def parse_requirement(text):
-    """(dict or None, reason): name, canonical, extras, spec, marker of one pip requirement."""
-    if not isinstance(text, str) or not text.strip():
-        return None, 'a package must be a non-empty string, not %r' % (text,)
-    if text.strip().startswith('-') or '://' in text or ' @ ' in text:
-        return None, ('package %r: options and direct URLs are not accepted in the package list; '
-                      'set index_url / extra_index_urls instead' % text)
-    match = _REQ.match(text)
-    if not match:
-        return None, 'package %r is not a valid requirement (PEP 508: name[extras]<specifiers>)' % text
-    spec = re.sub(r'\s+', '', match.group('spec') or '').rstrip(',')
-    extras = []
-    if match.group('extras'):
-        extras = sorted(e.strip() for e in match.group('extras').strip('[] ').split(','))
-    return ({'name': match.group('name'), 'canonical': canonical(match.group('name')), 'extras': extras,
-             'spec': spec, 'marker': (match.group('marker') or '').strip()}, 'valid requirement')
-
-
-def render_requirement(req):
-    """The requirement line for a parsed requirement."""
-    text = req['name']
-    if req['extras']:
-        text += '[%s]' % ','.join(req['extras'])
-    text += req['spec']
-    if req['marker']:
-        text += ' ' + req['marker']
-    return text
-
-
-def version_tuple(text):
-    """(major, minor) of a version string, or None."""
-    match = _VERSION.match(str(text or ''))
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-def exact_version(spec):
-    """The version pinned by ``==X`` (a single specifier), else None."""
-    match = _EXACT.match(spec or '')
-    return match.group(1) if match else None
+_PYTHON = re.compile(r'3\.(\d{1,2})')
+_URL = re.compile(r'(https?|file)://\S+')
+_TAG = re.compile(r'cpu|cu\d{3}|rocm\d+(\.\d+)*')
+_SHA256 = re.compile(r'[0-9a-fA-F]{64}')
+_BUILD_SUFFIX = re.compile(r'[0-9a-f]{12}')
 
 
 # --------------------------------------------------------------------------- inputs
@@ -137,7 +65,7 @@ def normalise(env, inputs):
     if not isinstance(env, dict):
         return None, ['python_stack_environments: every entry must be a mapping, not %r' % (env,)]
     name = env.get('name')
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not valid_name(name):
         return None, ['python_stack_environments: entry %r needs a name of letters, digits, ".", "_" or "-" '
                       '(at most 64, not starting with "." or "-")' % (name,)]
     where = 'python_stack_environments[%s]' % name
@@ -163,7 +91,7 @@ def normalise(env, inputs):
     }
     if out['backend'] not in ('venv', 'conda'):
         problems.append('%s: backend must be venv or conda, not %r' % (where, out['backend']))
-    if not _PYTHON.match(out['python']):
+    if not _PYTHON.fullmatch(out['python']):
         problems.append('%s: python must be a 3.X version such as "3.11", not %r' % (where, out['python']))
     if out['state'] not in ('present', 'absent'):
         problems.append('%s: state must be present or absent, not %r' % (where, out['state']))
@@ -187,14 +115,16 @@ def normalise(env, inputs):
         else:
             seen[req['canonical']] = item
     for item in out['conda']:
-        if not isinstance(item, str) or not _CONDA_PKG.match(item.strip()):
+        if not valid_conda_package(item):
             problems.append('%s: conda package %r is not a valid match spec (name[=version])' % (where, item))
     if out['conda'] and out['backend'] != 'conda':
         problems.append('%s: conda packages need backend conda (this environment uses %s); move them to pip '
                         'or set backend: conda' % (where, out['backend']))
     for url in [out['index_url']] + list(out['extra_index_urls']):
-        if url and (not isinstance(url, str) or not _URL.match(url)):
+        if url and (not isinstance(url, str) or not _URL.fullmatch(url)):
             problems.append('%s: index URL %r must be http(s):// or file://' % (where, url))
+        elif url:
+            problems.extend(insecure_index_problems([url], inputs.get('insecure_index_hosts'), where))
     if out['lock_file'] and not isinstance(out['lock_file'], str):
         problems.append('%s: lock_file must be a path, not %r' % (where, out['lock_file']))
     elif out['lock_file'] and out['pip']:
@@ -221,60 +151,13 @@ def normalise_all(envs, inputs):
     return result, problems
 
 
-# --------------------------------------------------------------------------- CUDA matching
-
-def pytorch_index(cuda_version, torch_version=None, override=''):
-    """{value, reason}: the PyTorch index tag (``cpu``, ``cu126`` ...) for this host."""
-    if override:
-        return {'value': override, 'reason': 'set by python_stack_pytorch_cuda (%s)' % override}
-    cuda = version_tuple(cuda_version)
-    if cuda is None:
-        return {'value': 'cpu', 'reason': 'no driver CUDA version in the probe facts (no GPU or no driver '
-                                          'loaded): CPU wheels'}
-    torch = version_tuple(torch_version)
-    if torch is None:
-        row, which = NEWEST_TORCH_ROW, 'no torch version pinned: the newest row (%d.%d) of the table' % NEWEST_TORCH_ROW
-    elif torch in TORCH_CUDA_TAGS:
-        row, which = torch, 'torch %d.%d' % torch
-    elif torch > NEWEST_TORCH_ROW:
-        row, which = NEWEST_TORCH_ROW, ('torch %d.%d is newer than the table; assumed to ship the tags of %d.%d'
-                                        % (torch + NEWEST_TORCH_ROW))
-    else:
-        return {'value': 'cpu', 'reason': 'torch %d.%d is older than the table (%s); set python_stack_pytorch_cuda'
-                                          % (torch + (TORCH_TABLE_SOURCE,))}
-    fitting = [tag for tag in TORCH_CUDA_TAGS[row] if _tag_cuda(tag) <= cuda]
-    if not fitting:
-        return {'value': 'cpu', 'reason': '%s ships %s, all newer than the driver\'s CUDA %s: CPU wheels; '
-                                          'upgrade the driver or pin an older torch'
-                                          % (which, '/'.join(TORCH_CUDA_TAGS[row]), cuda_version)}
-    return {'value': fitting[-1], 'reason': '%s: newest of %s not above the driver\'s CUDA %s (%s)'
-                                            % (which, '/'.join(TORCH_CUDA_TAGS[row]), cuda_version, TORCH_TABLE_SOURCE)}
-
-
-def _tag_cuda(tag):
-    digits = tag[2:]
-    return (int(digits[:-1]), int(digits[-1]))
-
-
-def dali_flavour(cuda_version):
-    """{value, reason}: DALI's wheel flavour (cuda110/cuda120/cuda130) for the driver's CUDA."""
-    cuda = version_tuple(cuda_version)
-    if cuda is None:
-        return {'value': DALI_DEFAULT, 'reason': 'no driver CUDA version: %s (its CPU operators run without a GPU)'
-                                                 % DALI_DEFAULT}
-    for minimum, flavour in DALI_FLAVOURS:
-        if cuda >= minimum:
-            return {'value': flavour, 'reason': 'driver CUDA %s: %s' % (cuda_version, flavour)}
-    return {'value': 'cuda110', 'reason': 'driver CUDA %s is older than 11.0; cuda110 is the oldest flavour'
-                                          % cuda_version}
-
-
 # --------------------------------------------------------------------------- resolution
 
 def resolve(env, context):
     """The environment as this host installs it.
 
-    ``context``: ``cuda_version`` (driver's, or None), ``pytorch_index_url`` (base, without the
+    ``context``: ``cuda_version`` (driver's, or None), ``driver_version`` and ``architectures``
+    (the GPUs' architectures, from the probe), ``pytorch_index_url`` (base, without the
     tag), ``pytorch_cuda`` (override tag or ''), ``nvidia_index_url``, ``prefix``, ``conda_prefix``,
     ``lock`` (text of a lock file or '').
     """
@@ -296,7 +179,8 @@ def resolve(env, context):
         if lock:
             if canon == 'torch' and torch_tag is None:
                 torch_tag = pytorch_index(context.get('cuda_version'), exact_version(req['spec']),
-                                          context.get('pytorch_cuda', ''))
+                                          context.get('pytorch_cuda', ''),
+                                          context.get('driver_version'), context.get('architectures'))
                 decisions.append({'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']})
                 base = context.get('pytorch_index_url') or ''
                 if base:
@@ -310,8 +194,9 @@ def resolve(env, context):
                              if parse_requirement(p)[0]['canonical'] == 'torch']
                 version = exact_version(torch_req[0]['spec']) if torch_req else None
                 if version is None and torch_req:
-                    version = _lower_bound(torch_req[0]['spec'])
-                torch_tag = pytorch_index(context.get('cuda_version'), version, context.get('pytorch_cuda', ''))
+                    version = lower_bound(torch_req[0]['spec'])
+                torch_tag = pytorch_index(context.get('cuda_version'), version, context.get('pytorch_cuda', ''),
+                                          context.get('driver_version'), context.get('architectures'))
                 decisions.append({'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']})
                 base = context.get('pytorch_index_url') or ''
                 if base:
@@ -319,8 +204,8 @@ def resolve(env, context):
                     if url not in extra:
                         extra.insert(0, url)
         elif canon in ('tensorflow', 'tensorflow-cpu'):
-            tf_version = version_tuple(exact_version(req['spec']) or _lower_bound(req['spec']))
-            cuda = version_tuple(context.get('cuda_version'))
+            tf_version = version_tuple(exact_version(req['spec']) or lower_bound(req['spec']))
+            cuda = cuda_tuple(context.get('cuda_version'))
             if canon == 'tensorflow' and cuda is not None and cuda >= TF_AND_CUDA_CUDA and \
                     (tf_version is None or tf_version >= TF_AND_CUDA_MIN):
                 if 'and-cuda' not in req['extras']:
@@ -384,35 +269,12 @@ def resolve(env, context):
     }
 
 
-def lock_requirements(text):
-    """The requirements of a lock file (pip-compile / uv pip compile output: one pin per line,
-    ``--hash`` continuation lines, comments, options), as requirement strings."""
-    out = []
-    for line in text.splitlines():
-        line = line.split('#', 1)[0].strip().rstrip('\\').strip()
-        if not line or line.startswith('-'):
-            continue
-        line = line.split(' --hash', 1)[0].split('\t', 1)[0].strip()
-        req, _reason = parse_requirement(line)
-        if req is not None:
-            out.append(render_requirement(req))
-    return out
-
-
 def _unique(items):
     out = []
     for item in items:
         if item not in out:
             out.append(item)
     return out
-
-
-def _lower_bound(spec):
-    for part in (spec or '').split(','):
-        for op in ('>=', '~=', '=='):
-            if part.startswith(op):
-                return part[len(op):]
-    return None
 
 
 def import_name(canon):
@@ -432,26 +294,7 @@ def spec_hash(spec):
     return hashlib.sha256(text.encode('utf-8')).hexdigest()[:12]
 
 
-def trusted_hosts(urls):
-    """The hosts of plain-HTTP index URLs: pip ignores such an index unless the host is
-    trusted (air-gapped mirrors are often plain HTTP); HTTPS ones need nothing."""
-    hosts = []
-    for url in urls:
-        match = re.match(r'^http://([^/@]+@)?([^/]+)', url or '')
-        if match and match.group(2) not in hosts:
-            hosts.append(match.group(2))
-    return hosts
-
-
-def index_args(index_url):
-    """pip arguments for one index URL (with --trusted-host for plain HTTP); [] for none."""
-    if not index_url:
-        return []
-    args = ['--index-url', index_url]
-    for host in trusted_hosts([index_url]):
-        args += ['--trusted-host', host]
-    return args
-
+# --------------------------------------------------------------------------- backends
 
 def requirements_text(spec):
     """The requirements file a venv (or conda's pip section) installs from."""
@@ -468,8 +311,6 @@ def requirements_text(spec):
         lines.append(spec['lock'].rstrip('\n'))
     return '\n'.join(lines) + '\n'
 
-
-# --------------------------------------------------------------------------- backends
 
 def venv_commands(resolved, tools):
     """The argv lists that build a venv at resolved['target'].
@@ -588,245 +429,45 @@ def keep_builds(entries, name, current, wanted, keep):
     """Which ``.<name>-<hash>`` directories to delete: all but ``current``/``wanted`` and the
     ``keep`` newest others (entries: list of (basename, mtime, owned))."""
     prefix = '.%s-' % name
-    mine = [e for e in entries if e[0].startswith(prefix) and re.match(r'^[0-9a-f]{12}$', e[0][len(prefix):]) and e[2]]
+    mine = [e for e in entries if e[0].startswith(prefix) and _BUILD_SUFFIX.fullmatch(e[0][len(prefix):]) and e[2]]
     others = sorted((e for e in mine if e[0] not in (current, wanted)), key=lambda e: e[1], reverse=True)
     return [e[0] for e in others[keep:]]
 
 
-# --------------------------------------------------------------------------- env defaults
+# --------------------------------------------------------------------------- role-wide inputs
 
-def env_defaults(gpu, overrides):
-    """[{name, value, reason}] the framework environment variables for this node.
+def option_problems(inputs, envs=None):
+    """Problems of the role-wide variables the argument spec cannot check.
 
-    ``gpu``: the gpuops_gpu facts; ``overrides``: python_stack_env_defaults (a value of null
-    drops a default, any other value replaces or adds one)."""
-    gpu = gpu or {}
-    out = []
-    if gpu.get('gpu_count', 0) > 0:
-        out.append({'name': 'CUDA_DEVICE_ORDER', 'value': 'PCI_BUS_ID',
-                    'reason': 'CUDA numbers GPUs in PCI order, as nvidia-smi and NVML do (default: fastest first)'})
-        out.append({'name': 'NCCL_DEBUG', 'value': 'WARN',
-                    'reason': 'NCCL prints why a collective fell back or failed without flooding the logs'})
-        hcas = []
-        for nic in gpu.get('nics') or []:
-            if nic.get('nvlink_switch_mgmt') is True:
-                continue
-            for dev in nic.get('ib_devices') or []:
-                if dev not in hcas:
-                    hcas.append(dev)
-        if hcas:
-            out.append({'name': 'NCCL_IB_HCA', 'value': ','.join(sorted(hcas)),
-                        'reason': 'the RDMA devices the probe found (NVSwitch management ports left out), so NCCL '
-                                  'does not pick a management port'})
-        else:
-            out.append({'name': 'NCCL_IB_DISABLE', 'value': '1',
-                        'reason': 'the probe found no RDMA device: NCCL uses sockets without probing InfiniBand'})
-        out.append({'name': 'TF_FORCE_GPU_ALLOW_GROWTH', 'value': 'true',
-                    'reason': 'TensorFlow allocates GPU memory as needed instead of all of it at start'})
-    overrides = overrides or {}
-    result = [d for d in out if d['name'] not in overrides]
-    for name in sorted(overrides):
-        if overrides[name] is None:
-            continue
-        result.append({'name': name, 'value': str(overrides[name]), 'reason': 'set in python_stack_env_defaults'})
-    return sorted(result, key=lambda d: d['name'])
-
-
-_TAG = re.compile(r'^(cpu|cu\d{3}|rocm\d+(\.\d+)*)$')
-
-
-def option_problems(inputs):
-    """Problems of the role-wide variables the argument spec cannot check."""
+    ``envs``: the normalised environments (the conda installer's checksum is checked where an
+    environment present on the host uses conda).
+    """
     problems = []
     tag = inputs.get('pytorch_cuda') or ''
-    if tag and not _TAG.match(tag):
-        problems.append('python_stack_pytorch_cuda must be cpu, cuXYZ (cu118, cu126, cu128, cu130 ...) or rocmX.Y, '
+    if tag and not _TAG.fullmatch(tag):
+        problems.append('python_stack_pytorch_cuda must be cpu, cuXYZ (cu118, cu126, cu130 ...) or rocmX.Y, '
                         'not %r' % tag)
-    if inputs.get('installer') == 'uv' and not re.match(r'^[0-9a-fA-F]{64}$', inputs.get('uv_sha256') or ''):
+    if inputs.get('installer') == 'uv' and not _SHA256.fullmatch(inputs.get('uv_sha256') or ''):
         problems.append('python_stack_uv_sha256 must be the sha256 (64 hex digits) of the uv %s wheel'
                         % inputs.get('uv_version'))
+    conda = [e['name'] for e in envs or [] if e and e.get('backend') == 'conda' and e.get('state') == 'present']
+    if conda and not _SHA256.fullmatch(str(inputs.get('conda_installer_sha256') or '')):
+        problems.append('python_stack_conda_installer_sha256 must be the sha256 (64 hex digits) of '
+                        'python_stack_conda_installer_url (%s); environments %s use the conda backend'
+                        % (inputs.get('conda_installer_url'), ', '.join(conda)))
     if int(inputs.get('keep_builds', 1)) < 0:
         problems.append('python_stack_keep_builds must be 0 or more, not %s' % inputs.get('keep_builds'))
     for key in ('prefix', 'conda_prefix'):
-        if not str(inputs.get(key, '/')).startswith('/'):
-            problems.append('python_stack_%s must be an absolute path, not %r' % (key, inputs.get(key)))
+        if not valid_abs_path(inputs.get(key, '/')):
+            problems.append('python_stack_%s must be an absolute path on one line, not %r' % (key, inputs.get(key)))
+    hosts = inputs.get('insecure_index_hosts') or []
+    bad = [h for h in hosts if not valid_host(h)]
+    if bad:
+        problems.append('python_stack_insecure_index_hosts: %s is not a host[:port]' % ', '.join(repr(h) for h in bad))
     for key in ('pip_index_url', 'pytorch_index_url', 'nvidia_index_url'):
         url = inputs.get(key) or ''
-        if url and not _URL.match(url):
+        if url and not _URL.fullmatch(url):
             problems.append('python_stack_%s must be an http(s):// or file:// URL, not %r' % (key, url))
+        elif url:
+            problems.extend(insecure_index_problems([url], hosts, 'python_stack_%s' % key))
     return problems
-
-
-_ENV_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
-
-
-def env_default_problems(overrides):
-    """Problems of python_stack_env_defaults (names must be shell variable names)."""
-    problems = []
-    for name, value in sorted((overrides or {}).items()):
-        if not _ENV_NAME.match(str(name)):
-            problems.append('python_stack_env_defaults: %r is not an environment variable name' % (name,))
-        elif value is not None and (isinstance(value, (dict, list)) or '\n' in str(value)):
-            problems.append('python_stack_env_defaults: %s must be a single-line value, not %r' % (name, value))
-    return problems
-
-
-def render_profile(defaults, links, conda_prefix=None):
-    """/etc/profile.d script: the env defaults exported, conda's shell hook when installed."""
-    lines = ['# gpuops.dlserver.python_stack: framework defaults and environments for every login shell.',
-             '# Managed by Ansible; change python_stack_env_defaults instead of editing.']
-    for item in defaults:
-        lines.append('# %s' % item['reason'])
-        lines.append('export %s=%s' % (item['name'], _shell_quote(item['value'])))
-    if links:
-        lines.append('# Environments: source <path>/bin/activate (venv) or conda activate <path> (conda):')
-        for link in links:
-            lines.append('#   %s' % link)
-    if conda_prefix:
-        lines.append('if [ -f %s/etc/profile.d/conda.sh ]; then . %s/etc/profile.d/conda.sh; fi'
-                     % (conda_prefix, conda_prefix))
-    return '\n'.join(lines) + '\n'
-
-
-def render_env_file(defaults):
-    """KEY=VALUE file for systemd EnvironmentFile= and job launchers."""
-    return ''.join('%s=%s\n' % (d['name'], d['value']) for d in defaults)
-
-
-def _shell_quote(value):
-    if re.match(r'^[A-Za-z0-9_.,:/=+-]*$', value):
-        return value
-    return "'" + value.replace("'", "'\"'\"'") + "'"
-
-
-# --------------------------------------------------------------------------- verification
-
-def evaluate_verification(result, resolved, expect_gpu):
-    """(ok, problems): what the verification script reported against what the host should give.
-
-    ``result``: the script's JSON; ``expect_gpu``: the host has a loaded driver and GPUs."""
-    name = resolved['name']
-    problems = []
-    if not isinstance(result, dict):
-        return False, ['environment %s: the verification printed no result' % name]
-    for module, info in sorted((result.get('imports') or {}).items()):
-        if not info.get('ok'):
-            problems.append('environment %s: import %s failed: %s' % (name, module, info.get('error')))
-    torch = result.get('torch')
-    if torch is not None:
-        if not torch.get('ok'):
-            problems.append('environment %s: the PyTorch mixed-precision step failed: %s' % (name, torch.get('error')))
-        elif expect_gpu and not torch.get('cuda_available'):
-            problems.append('environment %s: torch.cuda.is_available() is false on a host with a loaded driver '
-                            '(torch %s, built for CUDA %s)' % (name, torch.get('version'), torch.get('cuda_build')))
-    tf = result.get('tensorflow')
-    if tf is not None:
-        if not tf.get('ok'):
-            problems.append('environment %s: the TensorFlow XLA step failed: %s' % (name, tf.get('error')))
-        elif expect_gpu and not tf.get('gpus'):
-            problems.append('environment %s: TensorFlow lists no GPU on a host with a loaded driver' % name)
-    return not problems, problems
-
-
-def summary_line(verification):
-    """One line for the fleet summary from a verification record."""
-    parts = []
-    torch = verification.get('torch')
-    if torch:
-        if torch.get('ok'):
-            dev = torch.get('device') or 'cpu'
-            parts.append('torch %s %s (%s step %s)' % (
-                torch.get('version'), 'CUDA on %s' % ', '.join(torch.get('device_names') or []) if dev == 'cuda'
-                else 'CPU', torch.get('dtype'), 'ok'))
-        else:
-            parts.append('torch FAILED')
-    tf = verification.get('tensorflow')
-    if tf:
-        parts.append('tensorflow %s %s XLA step %s' % (tf.get('version'), ('%d GPU' % len(tf.get('gpus') or []))
-                                                       if tf.get('gpus') else 'CPU', 'ok' if tf.get('ok') else 'FAILED'))
-    if not parts:
-        parts.append('imports ok' if all(i.get('ok') for i in (verification.get('imports') or {}).values())
-                     else 'imports FAILED')
-    return '; '.join(parts)
-
-
-# --------------------------------------------------------------------------- status
-
-_UNSTABLE = ('seconds', 'step_seconds', 'loss', 'executable')
-
-
-def stable_verification(record):
-    """A verification record without what changes from run to run (timings, loss)."""
-    if not isinstance(record, dict):
-        return record
-    out = {}
-    for key, value in record.items():
-        if key in _UNSTABLE:
-            continue
-        out[key] = stable_verification(value) if isinstance(value, dict) else value
-    return out
-
-
-def status(plan, verified, verify_enabled):
-    """The role's status record: per environment what was declared, resolved and verified.
-
-    ``plan``: the plan action's result; ``verified``: the registered loop of verify results."""
-    by_name = {}
-    for item in (verified or {}).get('results', []) or []:
-        env = item.get('item') or {}
-        if item.get('skipped'):
-            continue
-        by_name[env.get('name')] = item.get('verification') or {}
-    envs = []
-    for env in plan.get('environments', []):
-        record = {
-            'name': env['name'], 'backend': env['backend'], 'state': env['state'], 'python': env['python'],
-            'hash': env['hash'], 'link': env['link'], 'target': env['target'], 'packages': env['spec']['pip'],
-            'conda_packages': env['spec']['conda'], 'index_urls': ([env['spec']['index_url']] if env['spec']['index_url']
-                                                                   else []) + env['spec']['extra_index_urls'],
-            'decisions': env['decisions'],
-        }
-        if env['state'] == 'present':
-            ver = by_name.get(env['name'])
-            if ver:
-                record['verification'] = stable_verification(ver)
-            else:
-                record['verification'] = {'ok': None, 'summary': 'not verified: %s' % (
-                    'python_stack_verify is false' if not verify_enabled else
-                    'verify: false for this environment' if not env.get('verify') else 'check mode')}
-        envs.append(record)
-    return {'environments': envs, 'env_defaults': plan.get('env_defaults', []),
-            'cuda_version': plan.get('cuda_version'), 'backends': plan.get('backends', [])}
-
-
-# --------------------------------------------------------------------------- wheel mirror (PEP 503)
-
-def wheel_project(filename):
-    """The canonical project name of a wheel or sdist file name, or None."""
-    if filename.endswith('.whl'):
-        return canonical(filename.split('-', 1)[0])
-    for ext in ('.tar.gz', '.zip'):
-        if filename.endswith(ext):
-            return canonical(filename[:-len(ext)].rsplit('-', 1)[0])
-    return None
-
-
-def simple_project_page(project, files, href_prefix):
-    """The PEP 503 page of one project: ``files`` is [(filename, sha256)], links are
-    ``<href_prefix><filename>#sha256=<hex>``."""
-    lines = ['<!DOCTYPE html>', '<html><head><meta name="pypi:repository-version" content="1.0">'
-             '<title>Links for %s</title></head><body>' % project, '<h1>Links for %s</h1>' % project]
-    for name, digest in sorted(files):
-        lines.append('<a href="%s%s#sha256=%s">%s</a><br/>' % (href_prefix, name.replace('+', '%2B'), digest, name))
-    lines.append('</body></html>')
-    return '\n'.join(lines) + '\n'
-
-
-def simple_root_page(projects):
-    """The PEP 503 root page listing ``projects`` (canonical names)."""
-    lines = ['<!DOCTYPE html>', '<html><head><meta name="pypi:repository-version" content="1.0">'
-             '<title>Simple index</title></head><body>']
-    for project in sorted(projects):
-        lines.append('<a href="%s/">%s</a><br/>' % (project, project))
-    lines.append('</body></html>')
-    return '\n'.join(lines) + '\n'

@@ -18,6 +18,11 @@ import yaml
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack as ps
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import stack_host
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import indexes as ix
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import requirements as rq
 from ansible_collections.gpuops.dlserver.plugins.modules import python_stack_env
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
@@ -51,9 +56,9 @@ def fixture_index(tmp_path_factory):
     for name in ("gpuops_alpha", "gpuops_beta"):
         wheel = _wheel(str(files), name, "1.0")
         digest = hashlib.sha256((files / wheel).read_bytes()).hexdigest()
-        page = root / "simple" / ps.canonical(name)
+        page = root / "simple" / rq.canonical(name)
         page.mkdir(parents=True)
-        (page / "index.html").write_text(ps.simple_project_page(name, [(wheel, digest)], "../../files/"))
+        (page / "index.html").write_text(ix.simple_project_page(name, [(wheel, digest)], "../../files/"))
     return "file://%s/simple" % root
 
 
@@ -74,7 +79,7 @@ def _call(args):
 
 
 def _plan(tmp_path, index, envs, monkeypatch, gpu=None):
-    monkeypatch.setattr(python_stack_env, "_python_for", lambda version: sys.executable if version == "3.11" else None)
+    monkeypatch.setattr(stack_host, "_python_for", lambda version: sys.executable if version == "3.11" else None)
     return _call({"action": "plan", "inputs": _inputs(tmp_path, index, envs), "gpu": gpu or {}})
 
 
@@ -173,7 +178,7 @@ def test_plan_on_a_gpu_host_matches_the_driver(tmp_path, index, monkeypatch):
     gpu = {"gpu_count": 8, "driver": {"loaded": True, "cuda_version": "12.8"}, "nics": []}
     inputs = _inputs(tmp_path, index, [{"name": "pt", "pip": ["torch==2.9.1"]}])
     inputs["pytorch_index_url"] = "https://download.pytorch.org/whl"
-    monkeypatch.setattr(python_stack_env, "_python_for", lambda version: sys.executable)
+    monkeypatch.setattr(stack_host, "_python_for", lambda version: sys.executable)
     ok, res = _call({"action": "plan", "inputs": inputs, "gpu": gpu})
     assert ok
     env = res["environments"][0]

@@ -149,4 +149,46 @@ def test_containerd_dropin_carries_the_users_cri_section():
     assert sorted(ce.missing_settings(plugin, effective)) == sorted([
         "sandbox_image", "registry.config_path", "containerd.default_runtime_name",
         "containerd.runtimes.runc.runtime_type", "containerd.runtimes.runc.options.SystemdCgroup",
+        # the nvidia runtime inherits runc's options (nvidia-ctk runtime configure does the same)
+        "containerd.runtimes.nvidia.options.SystemdCgroup",
         "enable_cdi", "cdi_spec_dirs"])
+
+
+@pytest.mark.parametrize("case", CASES["containerd_nvidia_runtime"], ids=[c["name"] for c in CASES["containerd_nvidia_runtime"]])
+def test_containerd_nvidia_runtime_inherits_the_low_level_runtime(case):
+    result = ce.containerd_nvidia_runtime(case["section"], RUNTIME)
+    assert result["value"] == case["nvidia"]
+    assert (case["from"] or "no ") in result["reason"]
+    cri = ce.CONTAINERD_CRI[case["version"]]
+    plugin = tomllib.loads(ce.containerd_dropin(case["version"], RUNTIME, False, False, case["section"]))["plugins"][cri]
+    assert plugin["containerd"]["runtimes"]["nvidia"] == case["nvidia"]
+    # The user's runtimes stay as they were in the copy of the section.
+    for name, table in ((case["section"].get("containerd") or {}).get("runtimes") or {}).items():
+        assert plugin["containerd"]["runtimes"][name] == table
+    # The input is not changed.
+    assert "nvidia" not in ((case["section"].get("containerd") or {}).get("runtimes") or {})
+
+
+@pytest.mark.parametrize("case", CASES["containerd_bad_shapes"], ids=[c["name"] for c in CASES["containerd_bad_shapes"]])
+def test_containerd_bad_shapes_are_the_roles_error(case):
+    data = tomllib.loads(case["toml"])
+    with pytest.raises(ce.ConfigError) as err:
+        version = ce.containerd_version(data, MAIN, 2)
+        ce.containerd_cri_section(data, MAIN, version["value"])
+    for text in case["error"]:
+        assert text in str(err.value)
+    assert MAIN in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["[" * 100000 + "]" * 100000, '{"a":' * 100000 + "1" + "}" * 100000,
+                                  '{"a":' * 40 + "1" + "}" * 40])
+def test_docker_deep_daemon_json_is_the_roles_error(text):
+    with pytest.raises(ce.ConfigError) as err:
+        ce.docker_daemon_json(text, DAEMON, RUNTIME, False, False)
+    assert DAEMON in str(err.value)
+
+
+def test_dump_toml_quotes_a_key_with_a_newline():
+    """A bare key is a full match: "a\\nb" is quoted, never written as two lines."""
+    text = ce.dump_toml({"x": {"a\nb = 1\n[evil]": 1}})
+    assert tomllib.loads(text) == {"x": {"a\nb = 1\n[evil]": 1}}

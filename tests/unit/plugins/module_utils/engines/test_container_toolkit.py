@@ -29,6 +29,18 @@ def test_every_row_of_the_table_has_a_source_and_a_fix():
     fixed = dict((r["cve"], r["fixed"]) for r in ctk.VULNERABILITIES)
     assert fixed["CVE-2024-0132"] == "1.16.2" and fixed["CVE-2025-23359"] == "1.17.4"
     assert fixed["CVE-2025-23266"] == "1.17.8" and fixed["CVE-2025-23267"] == "1.17.8"
+    # SOURCE: NVIDIA/cloud-native-docs gpu-operator/security.rst ("CVEs": fixed versions, bulletins);
+    # severities: the CVSS v3.1 base severity of each CVE record (CVEProject/cvelistV5
+    # cves/2024/0xxx/CVE-2024-013[2-7].json, cves/2025/23xxx/CVE-2025-23{359,266,267}.json).
+    rows = dict((r["cve"], r) for r in ctk.VULNERABILITIES)
+    assert fixed["CVE-2024-0134"] == "1.17.0" and rows["CVE-2024-0134"]["source"].endswith("a_id/5585")
+    for cve in ("CVE-2024-0135", "CVE-2024-0136", "CVE-2024-0137"):
+        assert fixed[cve] == "1.17.3" and rows[cve]["source"].endswith("a_id/5599")
+    severity = dict((r["cve"], r["severity"]) for r in ctk.VULNERABILITIES)
+    assert severity == dict(severity, **{
+        "CVE-2024-0132": "critical", "CVE-2024-0133": "medium", "CVE-2024-0134": "medium",
+        "CVE-2024-0135": "high", "CVE-2024-0136": "high", "CVE-2024-0137": "medium",
+        "CVE-2025-23359": "high", "CVE-2025-23266": "critical", "CVE-2025-23267": "high"})
 
 
 @pytest.mark.parametrize("case", CASES["vulnerable"], ids=[c["version"] for c in CASES["vulnerable"]])
@@ -65,11 +77,19 @@ def test_choose_engines(case):
 
 @pytest.mark.parametrize("case", CASES["cdi"], ids=[str(i) for i in range(len(CASES["cdi"]))])
 def test_cdi_decision(case):
-    result = ctk.cdi_decision(case["cdi"], case["loaded"], "no driver here", case["in_container"])
+    result = ctk.cdi_decision(case["cdi"], case["loaded"], "no driver here", case["in_container"],
+                              str(case["version"]))
     assert result["generate"] is case["generate"] and case["reason"] in result["reason"]
+    assert result["units"] is case["units"]
 
 
 @pytest.mark.parametrize("case", CASES["smoke"], ids=[str(i) for i in range(len(CASES["smoke"]))])
 def test_smoke_decision(case):
     result = ctk.smoke_decision(case["enabled"], case["loaded"], case["engines"], case["in_container"])
     assert result["run"] is case["run"] and case["reason"] in result["reason"]
+
+
+@pytest.mark.parametrize("case", CASES["restart"], ids=[str(i) for i in range(len(CASES["restart"]))])
+def test_restart_decision(case):
+    result = ctk.restart_decision(case["engines"], case["docker"], case["allowed"])
+    assert result["ok"] is case["ok"] and case["reason"] in result["reason"], result

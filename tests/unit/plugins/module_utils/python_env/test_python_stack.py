@@ -7,6 +7,16 @@ import yaml
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack as ps
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import cuda_match as cm
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import indexes as ix
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env as ne
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import requirements as rq
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import stack_status as st
+
 HERE = os.path.dirname(os.path.dirname(__file__))
 ROLE = os.path.join(HERE, "..", "..", "..", "..", "roles", "python_stack")
 with open(os.path.join(HERE, "data", "python_stack_cases.yml")) as _handle:
@@ -14,9 +24,10 @@ with open(os.path.join(HERE, "data", "python_stack_cases.yml")) as _handle:
 
 
 def _defaults():
+    """The role's defaults, with the tests' plain-HTTP mirror host "m" trusted by name."""
     with open(os.path.join(ROLE, "defaults", "main.yml")) as handle:
         data = yaml.safe_load(handle)
-    return dict((k[len("python_stack_"):], v) for k, v in data.items())
+    return dict(dict((k[len("python_stack_"):], v) for k, v in data.items()), insecure_index_hosts=["m"])
 
 
 def _context(cuda):
@@ -30,14 +41,15 @@ def _ids(name):
 
 @pytest.mark.parametrize("case", CASES["pytorch_index"], ids=_ids("pytorch_index"))
 def test_pytorch_index(case):
-    got = ps.pytorch_index(case["cuda"], case["torch"], case.get("override", ""))
+    got = cm.pytorch_index(case["cuda"], case["torch"], case.get("override", ""), case.get("driver"),
+                           case.get("architectures"))
     assert got["value"] == case["value"], got
     assert case["reason"] in got["reason"], got
 
 
 def test_table_tags_are_sorted_and_known():
-    for row, tags in ps.TORCH_CUDA_TAGS.items():
-        assert tags == sorted(tags, key=ps._tag_cuda), row
+    for row, tags in cm.TORCH_CUDA_TAGS.items():
+        assert tags == sorted(tags, key=cm._tag_cuda), row
 
 
 @pytest.mark.parametrize("case", CASES["problems"], ids=_ids("problems"))
@@ -130,23 +142,23 @@ def test_requirements_text():
 
 @pytest.mark.parametrize("case", CASES["env_defaults"], ids=_ids("env_defaults"))
 def test_env_defaults(case):
-    got = dict((d["name"], d["value"]) for d in ps.env_defaults(case["gpu"], case.get("overrides")))
+    got = dict((d["name"], d["value"]) for d in ne.env_defaults(case["gpu"], case.get("overrides")))
     for name, value in case["expect"].items():
         assert got.get(name) == value, (name, got)
-    for item in ps.env_defaults(case["gpu"], case.get("overrides")):
+    for item in ne.env_defaults(case["gpu"], case.get("overrides")):
         assert item["reason"]
 
 
 def test_env_default_problems_and_rendering():
-    assert ps.env_default_problems({"BAD-NAME": 1, "OK": "a\nb"}) == [
+    assert ne.env_default_problems({"BAD-NAME": 1, "OK": "a\nb"}) == [
         "python_stack_env_defaults: 'BAD-NAME' is not an environment variable name",
         "python_stack_env_defaults: OK must be a single-line value, not 'a\\nb'"]
-    defaults = ps.env_defaults({"gpu_count": 1, "nics": []}, {"X_FLAGS": "--a b"})
-    profile = ps.render_profile(defaults, ["/opt/gpuops/envs/p"], "/opt/conda")
+    defaults = ne.env_defaults({"gpu_count": 1, "nics": []}, {"X_FLAGS": "--a b"})
+    profile = ne.render_profile(defaults, ["/opt/gpuops/envs/p"], "/opt/conda")
     assert "export X_FLAGS='--a b'\n" in profile
     assert "export CUDA_DEVICE_ORDER=PCI_BUS_ID\n" in profile
     assert ". /opt/conda/etc/profile.d/conda.sh" in profile
-    assert "X_FLAGS=--a b\n" in ps.render_env_file(defaults)
+    assert "X_FLAGS=--a b\n" in ne.render_env_file(defaults)
 
 
 @pytest.mark.parametrize("case", CASES["actions"], ids=_ids("actions"))
@@ -169,7 +181,7 @@ def test_keep_builds():
 
 @pytest.mark.parametrize("case", CASES["verification"], ids=_ids("verification"))
 def test_verification(case):
-    ok, problems = ps.evaluate_verification(case["result"], {"name": "p"}, case["expect_gpu"])
+    ok, problems = st.evaluate_verification(case["result"], {"name": "p"}, case["expect_gpu"])
     assert ok is case["ok"], problems
     for needle in case.get("needles", []):
         assert any(needle in p for p in problems), (needle, problems)
@@ -179,20 +191,20 @@ def test_summary_and_stable_record():
     record = {"python": "3.11.2", "imports": {"torch": {"ok": True}}, "seconds": 3.2,
               "torch": {"ok": True, "version": "2.13.0+cpu", "device": "cpu", "dtype": "bfloat16", "step_seconds": 0.1,
                         "loss": 2.3}}
-    assert ps.summary_line(record) == "torch 2.13.0+cpu CPU (bfloat16 step ok)"
-    stable = ps.stable_verification(record)
+    assert st.summary_line(record) == "torch 2.13.0+cpu CPU (bfloat16 step ok)"
+    stable = st.stable_verification(record)
     assert "seconds" not in stable and "step_seconds" not in stable["torch"] and "loss" not in stable["torch"]
     gpu = {"torch": {"ok": True, "version": "2.9.1+cu128", "device": "cuda", "dtype": "float16",
                      "device_names": ["NVIDIA H100 80GB HBM3"]}}
-    assert ps.summary_line(gpu) == "torch 2.9.1+cu128 CUDA on NVIDIA H100 80GB HBM3 (float16 step ok)"
+    assert st.summary_line(gpu) == "torch 2.9.1+cu128 CUDA on NVIDIA H100 80GB HBM3 (float16 step ok)"
 
 
 def test_simple_index_pages():
-    page = ps.simple_project_page("torch", [("torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl", "ab" * 32)], "../")
+    page = ix.simple_project_page("torch", [("torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl", "ab" * 32)], "../")
     assert '<a href="../torch-2.13.0%2Bcpu-cp311-cp311-linux_x86_64.whl#sha256=' + "ab" * 32 in page
-    assert ps.wheel_project("typing_extensions-4.16.0-py3-none-any.whl") == "typing-extensions"
-    assert ps.wheel_project("README") is None
-    assert '<a href="lmdb/">lmdb</a>' in ps.simple_root_page(["lmdb"])
+    assert ix.wheel_project("typing_extensions-4.16.0-py3-none-any.whl") == "typing-extensions"
+    assert ix.wheel_project("README") is None
+    assert '<a href="lmdb/">lmdb</a>' in ix.simple_root_page(["lmdb"])
 
 
 def test_status_record_is_stable():
@@ -200,18 +212,20 @@ def test_status_record_is_stable():
     res = ps.resolve(env, _context(None))
     plan = {"environments": [res], "env_defaults": [], "cuda_version": None, "backends": ["venv"]}
     verified = {"results": [{"item": res, "verification": {"ok": True, "seconds": 1.0, "imports": {}}}]}
-    got = ps.status(plan, verified, True)
+    got = st.status(plan, verified, True)
     assert got["environments"][0]["verification"] == {"ok": True, "imports": {}}
-    assert "not verified: check mode" in ps.status(plan, {}, True)["environments"][0]["verification"]["summary"]
+    assert "not verified: check mode" in st.status(plan, {}, True)["environments"][0]["verification"]["summary"]
 
 
-def test_plain_http_indexes_are_trusted():
-    assert ps.trusted_hosts(["http://172.30.99.1:8099/pypi/simple", "https://pypi.org/simple",
+def test_plain_http_indexes_named_are_trusted():
+    assert ix.trusted_hosts(["http://172.30.99.1:8099/pypi/simple", "https://pypi.org/simple",
                              "http://user@mirror/x", "http://172.30.99.1:8099/pytorch/whl/cpu"]) == [
         "172.30.99.1:8099", "mirror"]
-    assert ps.index_args("") == []
-    assert ps.index_args("http://m:1/simple") == ["--index-url", "http://m:1/simple", "--trusted-host", "m:1"]
-    env, _problems = ps.normalise({"name": "p", "pip": ["torch==2.13.0"], "index_url": "http://m:1/pypi/simple"}, {})
+    assert ix.index_args("") == []
+    assert ix.index_args("http://m:1/simple") == ["--index-url", "http://m:1/simple", "--trusted-host", "m:1"]
+    env, _problems = ps.normalise({"name": "p", "pip": ["torch==2.13.0"], "index_url": "http://m:1/pypi/simple"},
+                                  {"insecure_index_hosts": ["m:1"]})
+    assert _problems == []
     text = ps.requirements_text(ps.resolve(env, _context(None))["spec"])
     assert "--trusted-host m:1\n--trusted-host m\ntorch==2.13.0\n" in text  # the PyTorch index of _context is on m
 
@@ -230,7 +244,7 @@ typing-extensions==4.12.2 ; python_version < "3.13"
 
 
 def test_lock_file_is_installed_as_written_and_matches_the_torch_index():
-    assert ps.lock_requirements(LOCK) == ["filelock==3.16.1", "torch==2.9.1", 'typing-extensions==4.12.2 ; python_version < "3.13"']
+    assert rq.lock_requirements(LOCK) == ["filelock==3.16.1", "torch==2.9.1", 'typing-extensions==4.12.2 ; python_version < "3.13"']
     env, problems = ps.normalise({"name": "p", "lock_file": "locks/p.txt", "jupyter_kernel": True}, _defaults())
     assert problems == []
     res = ps.resolve(env, dict(_context("12.8"), lock=LOCK))
@@ -261,9 +275,82 @@ def test_lock_file_and_pip_are_exclusive():
     ({"keep_builds": -1}, "python_stack_keep_builds must be 0 or more"),
     ({"prefix": "envs"}, "python_stack_prefix must be an absolute path"),
     ({"pytorch_index_url": "download.pytorch.org/whl"}, "python_stack_pytorch_index_url must be an http(s)://"),
+    # Full matches: a trailing newline is not a URL, a tag, a checksum or a path (issue 19).
+    ({"pytorch_index_url": "https://download.pytorch.org/whl\n"}, "python_stack_pytorch_index_url must be"),
+    ({"pytorch_cuda": "cu128\n"}, "python_stack_pytorch_cuda must be cpu, cuXYZ"),
+    ({"uv_sha256": "d7f459fe4fd247d830351c75686d3996ace3c6f3f728eb0e85a30b7ada0cef19\n"},
+     "python_stack_uv_sha256 must be the sha256"),
+    # python_stack_conda_prefix reaches /etc/profile.d: one absolute line (issue 19).
+    ({"conda_prefix": "/opt/conda\ntouch /tmp/pwned"}, "python_stack_conda_prefix must be an absolute path on one line"),
+    ({"conda_prefix": "opt/conda"}, "python_stack_conda_prefix must be an absolute path"),
+    # Plain-HTTP indexes only where their host is named (issue 19).
+    ({"pip_index_url": "http://mirror.example:8080/simple"}, "python_stack_insecure_index_hosts"),
+    ({"pip_index_url": "http://mirror.example:8080/simple", "insecure_index_hosts": ["mirror.example:8080"]}, None),
+    ({"nvidia_index_url": "http://pypi.nvidia.com"}, "index http://pypi.nvidia.com is plain HTTP"),
+    ({"insecure_index_hosts": ["m\n"]}, "python_stack_insecure_index_hosts: 'm\\n' is not a host[:port]"),
 ])
 def test_option_problems(change, needle):
     inputs = _defaults()
     inputs.update(change)
     problems = ps.option_problems(inputs)
     assert problems == [] if needle is None else (len(problems) == 1 and needle in problems[0]), problems
+
+
+def test_plain_http_index_of_an_environment_is_refused_unless_named():
+    env = {"name": "p", "pip": ["numpy"], "index_url": "http://evil.example/simple",
+           "extra_index_urls": ["https://pypi.org/simple", "http://m/extra"]}
+    _env, problems = ps.normalise(env, _defaults())
+    assert problems == ["python_stack_environments[p]: index http://evil.example/simple is plain HTTP: anyone on the "
+                        "network path can serve pip (which runs as root) packages; use https, or name evil.example "
+                        "in python_stack_insecure_index_hosts to trust it anyway"]
+    _env, problems = ps.normalise(env, dict(_defaults(), insecure_index_hosts=["m", "evil.example"]))
+    assert problems == []
+
+
+def test_conda_installer_checksum_is_checked_where_conda_is_used():
+    conda_env, _problems = ps.normalise({"name": "c", "backend": "conda", "conda": ["numpy"]}, _defaults())
+    venv_env, _problems = ps.normalise({"name": "v", "pip": ["numpy"]}, _defaults())
+    inputs = dict(_defaults(), conda_installer_sha256="", conda_installer_url="https://x/Miniforge3.sh")
+    problems = ps.option_problems(inputs, [conda_env, venv_env])
+    assert problems == ["python_stack_conda_installer_sha256 must be the sha256 (64 hex digits) of "
+                        "python_stack_conda_installer_url (https://x/Miniforge3.sh); environments c use the conda "
+                        "backend"]
+    assert ps.option_problems(inputs, [venv_env]) == []
+    assert ps.option_problems(dict(inputs, conda_installer_sha256="ab" * 32 + "\n"), [conda_env]) == problems
+    assert ps.option_problems(dict(inputs, conda_installer_sha256="ab" * 32), [conda_env]) == []
+
+
+@pytest.mark.parametrize("name", ["$(touch {pwned})", "conda dir", "it's", "`touch {pwned}`", "x;touch {pwned}"])
+def test_conda_prefix_is_quoted_in_the_profile(name, tmp_path):
+    """issue 19: python_stack_conda_prefix went unquoted into /etc/profile.d (ran at every login)."""
+    import subprocess
+    pwned = tmp_path / "pwned"
+    prefix = str(tmp_path / name.format(pwned=pwned))
+    hook = os.path.join(prefix, "etc", "profile.d")
+    os.makedirs(hook)
+    with open(os.path.join(hook, "conda.sh"), "w") as handle:
+        handle.write("echo sourced\n")
+    profile = ne.render_profile([], [], prefix)
+    out = subprocess.run(["/bin/sh", "-c", profile], capture_output=True, text=True, check=True).stdout
+    assert out == "sourced\n"
+    assert not pwned.exists()
+
+
+@pytest.mark.parametrize("prefix", ["/opt/conda\ntouch /tmp/pwned", "opt/conda", "/opt/\x1b[31m"])
+def test_conda_prefix_that_is_not_one_absolute_line_is_refused(prefix):
+    with pytest.raises(ValueError) as err:
+        ne.render_profile([], [], prefix)
+    assert "python_stack_conda_prefix" in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["numpy\n", "numpy\nos", "torch==2.9.1\n--index-url http://x",
+                                  "lmdb ; python_version < '3.13'\nx"])
+def test_requirements_with_a_newline_are_refused(text):
+    req, reason = rq.parse_requirement(text)
+    assert req is None and repr(text) in reason
+
+
+@pytest.mark.parametrize("name", ["env\n", "a b", "", "-x"])
+def test_environment_names_are_full_matches(name):
+    _env, problems = ps.normalise({"name": name, "pip": ["numpy"]}, _defaults())
+    assert problems and "needs a name" in problems[0]

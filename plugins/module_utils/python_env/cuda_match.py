@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which CUDA build of PyTorch, TensorFlow and DALI a python_stack environment gets on this host.
+
+Pure functions of the driver's CUDA version (and version, and the GPUs' architectures) from the
+probe, each a value plus a reason, from the tables below with their sources (case table:
+tests/unit/plugins/module_utils/data/python_stack_cases.yml, ``pytorch_index``).
+Standard library only, Python 3.8+ (imported by the module python_stack_env on the nodes).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.requirements import version_tuple
+
+# PyTorch's wheel indexes per release: which CUDA builds each torch minor release ships, stable
+# and experimental alike (each has its own index). SOURCE: the "Release Compatibility Matrix" of
+# pytorch/pytorch RELEASE.md (2.0 ... 2.14; the index's stored pytorch/pytorch RELEASE.md is older,
+# the rows from 2.4 on were read from a verbatim copy of the current file): 2.12 and 2.13 ship
+# CUDA 12.6 and 13.0 (stable) and 13.2 (experimental), 2.14 all three as stable; cu128 is gone
+# from 2.12 on.
+TORCH_CUDA_TAGS = {
+    (2, 0): ['cu117', 'cu118'],
+    (2, 1): ['cu118', 'cu121'],
+    (2, 2): ['cu118', 'cu121'],
+    (2, 3): ['cu118', 'cu121'],
+    (2, 4): ['cu118', 'cu121', 'cu124'],
+    (2, 5): ['cu118', 'cu121', 'cu124'],
+    (2, 6): ['cu118', 'cu124', 'cu126'],
+    (2, 7): ['cu118', 'cu126', 'cu128'],
+    (2, 8): ['cu126', 'cu128', 'cu129'],
+    (2, 9): ['cu126', 'cu128', 'cu130'],
+    (2, 10): ['cu126', 'cu128', 'cu130'],
+    (2, 11): ['cu126', 'cu128', 'cu130'],
+    (2, 12): ['cu126', 'cu130', 'cu132'],
+    (2, 13): ['cu126', 'cu130', 'cu132'],
+    (2, 14): ['cu126', 'cu130', 'cu132'],
+}
+TORCH_TABLE_SOURCE = 'pytorch/pytorch RELEASE.md, Release Compatibility Matrix'
+# Torch releases newer than the table: assume the newest row's tags and say so.
+NEWEST_TORCH_ROW = max(TORCH_CUDA_TAGS)
+
+# CUDA minor-version compatibility (NVIDIA's CUDA Compatibility guide, "Minor Version
+# Compatibility", table "CUDA Toolkit and Minimum Required Driver Version"): every build of a
+# CUDA major version runs on a driver of that major version from this driver on (a driver
+# whose own CUDA version is older than the build's minor is enough). A wheel of an older major
+# runs on any newer driver (backward compatibility); a newer major never does.
+MINOR_COMPAT_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 0, 0)}
+# CUDA 13 builds target Turing and newer: Maxwell, Pascal and Volta are gone (pytorch/pytorch
+# RELEASE.md, "PyTorch CUDA Support Matrix" for 2.12-2.14: 13.0.2 and 13.2.1 list Turing(7.5)
+# and newer; 12.6.3 lists Maxwell(5.0) to Hopper(9.0)).
+CUDA13_ARCHITECTURES = ('turing', 'ampere', 'ada', 'hopper', 'blackwell')
+
+# TensorFlow's pip CUDA extra (https://www.tensorflow.org/install/pip): from 2.14 on Linux,
+# tensorflow[and-cuda] pulls NVIDIA's CUDA/cuDNN wheels (CUDA 12); needs a CUDA 12 driver.
+TF_AND_CUDA_MIN = (2, 14)
+TF_AND_CUDA_CUDA = (12, 0)
+
+# DALI's wheels per CUDA major (https://docs.nvidia.com/deeplearning/dali/user-guide/docs/installation.html).
+DALI_FLAVOURS = [((13, 0), 'cuda130'), ((12, 0), 'cuda120'), ((11, 0), 'cuda110')]
+DALI_DEFAULT = 'cuda120'
+
+
+def pytorch_index(cuda_version, torch_version=None, override='', driver_version=None, architectures=None):
+    """{value, reason}: the PyTorch index tag (``cpu``, ``cu126`` ...) for this host.
+
+    By CUDA major-version compatibility: of the tags the torch release ships, those of an older
+    CUDA major than the driver's, or of the driver's own major (minor-version compatibility, given
+    the major's minimum driver when ``driver_version`` is known), and the newest of them wins. CUDA
+    13 tags are left out where a GPU (``architectures``, the probe's names) is older than Turing.
+    """
+    if override:
+        return {'value': override, 'reason': 'set by python_stack_pytorch_cuda (%s)' % override}
+    cuda = cuda_tuple(cuda_version)
+    if cuda is None:
+        return {'value': 'cpu', 'reason': 'no driver CUDA version in the probe facts (no GPU or no driver '
+                                          'loaded): CPU wheels'}
+    torch = version_tuple(torch_version)
+    if torch is None:
+        row, which = NEWEST_TORCH_ROW, 'no torch version pinned: the newest row (%d.%d) of the table' % NEWEST_TORCH_ROW
+    elif torch in TORCH_CUDA_TAGS:
+        row, which = torch, 'torch %d.%d' % torch
+    elif torch > NEWEST_TORCH_ROW:
+        row, which = NEWEST_TORCH_ROW, ('torch %d.%d is newer than the table; assumed to ship the tags of %d.%d'
+                                        % (torch + NEWEST_TORCH_ROW))
+    else:
+        return {'value': 'cpu', 'reason': 'torch %d.%d is older than the table (%s); set python_stack_pytorch_cuda'
+                                          % (torch + (TORCH_TABLE_SOURCE,))}
+    driver = _driver_tuple(driver_version)
+    old = sorted(set(a for a in (architectures or []) if a not in CUDA13_ARCHITECTURES))
+    fitting, left_out = [], []
+    for tag in TORCH_CUDA_TAGS[row]:
+        major, minor = _tag_cuda(tag)
+        if major > cuda[0]:
+            left_out.append('%s needs a CUDA %d driver' % (tag, major))
+        elif major == cuda[0] and minor > cuda[1] and driver is not None and driver < MINOR_COMPAT_DRIVER.get(major, ()):
+            left_out.append('%s needs driver %s or newer for CUDA %d minor-version compatibility'
+                            % (tag, '.'.join('%02d' % n if i else str(n) for i, n in enumerate(MINOR_COMPAT_DRIVER[major])),
+                               major))
+        elif major >= 13 and old:
+            left_out.append('%s has no kernels for %s GPUs (CUDA 13 builds start at Turing)' % (tag, '/'.join(old)))
+        else:
+            fitting.append(tag)
+    shipped = '/'.join(TORCH_CUDA_TAGS[row])
+    if not fitting:
+        return {'value': 'cpu', 'reason': '%s ships %s; none runs on this host (%s): CPU wheels; upgrade the driver '
+                                          'or pin an older torch' % (which, shipped, '; '.join(left_out))}
+    best = fitting[-1]
+    how = ('the driver\'s CUDA %s runs every CUDA %d.x build (minor-version compatibility)' % (cuda_version, cuda[0])
+           if _tag_cuda(best)[0] == cuda[0] else 'an older CUDA major runs on the driver\'s CUDA %s' % cuda_version)
+    return {'value': best, 'reason': '%s ships %s: %s is the newest that runs here (%s%s; %s)'
+                                     % (which, shipped, best, how, ('; ' + '; '.join(left_out)) if left_out else '',
+                                        TORCH_TABLE_SOURCE)}
+
+
+def cuda_tuple(cuda_version):
+    """(major, minor) of the driver's CUDA version (``12.8``, ``13.0``), or None when unknown or not a
+    version (core/versions.py, the collection's one parser for dotted versions)."""
+    try:
+        return versions.numeric(cuda_version, 'CUDA version', 2) if cuda_version else None
+    except ValueError:
+        return None
+
+
+def _driver_tuple(driver_version):
+    try:
+        return versions.numeric(driver_version, 'driver version', 3) if driver_version else None
+    except ValueError:
+        return None
+
+
+def _tag_cuda(tag):
+    digits = tag[2:]
+    return (int(digits[:-1]), int(digits[-1]))
+
+
+def dali_flavour(cuda_version):
+    """{value, reason}: DALI's wheel flavour (cuda110/cuda120/cuda130) for the driver's CUDA."""
+    cuda = cuda_tuple(cuda_version)
+    if cuda is None:
+        return {'value': DALI_DEFAULT, 'reason': 'no driver CUDA version: %s (its CPU operators run without a GPU)'
+                                                 % DALI_DEFAULT}
+    for minimum, flavour in DALI_FLAVOURS:
+        if cuda >= minimum:
+            return {'value': flavour, 'reason': 'driver CUDA %s: %s' % (cuda_version, flavour)}
+    return {'value': 'cuda110', 'reason': 'driver CUDA %s is older than 11.0; cuda110 is the oldest flavour'
+                                          % cuda_version}
