@@ -24,8 +24,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nv
 PACKAGES = ['nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
             'libnvidia-container1']
 ENGINES = ('docker', 'containerd', 'crio')
-VERSION_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?$')
-CVE_RE = re.compile(r'^CVE-[0-9]{4}-[0-9]{4,}$')
+VERSION_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?\Z')
+CVE_RE = re.compile(r'^CVE-[0-9]{4}-[0-9]{4,}\Z')
 BULLETIN_2024_09 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5582'
 BULLETIN_2025_02 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5616'
 BULLETIN_2025_07 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5659'
@@ -130,15 +130,15 @@ def input_problems(inp):
                         'such as 1.17.8-1, got "%s"' % version)
     for name in ('repo_url', 'keyring_url'):
         value = inp.get(name) or ''
-        if not repo.URL_RE.match(value):
+        if not repo.URL_RE.fullmatch(value):
             problems.append('nvidia_container_toolkit_%s must be an http(s):// or file:// URL, got "%s"'
                             % (name, value))
     checksum = inp.get('keyring_checksum') or ''
-    if checksum and not repo.SHA256_RE.match(checksum):
+    if checksum and not repo.SHA256_RE.fullmatch(checksum):
         problems.append('nvidia_container_toolkit_keyring_checksum must be sha256:<64 hex digits> (or ""), got "%s"'
                         % checksum)
     fpr = repo.clean_fingerprint(inp.get('keyring_fingerprint'))
-    if fpr and not repo.FINGERPRINT_RE.match(fpr):
+    if fpr and not repo.FINGERPRINT_RE.fullmatch(fpr):
         problems.append('nvidia_container_toolkit_keyring_fingerprint must be a 40-hex-digit OpenPGP fingerprint '
                         '(or ""), got "%s"' % inp.get('keyring_fingerprint'))
     if not fpr and not checksum:
@@ -157,7 +157,7 @@ def input_problems(inp):
             problems.append('nvidia_container_toolkit_runtime_settings.%s must be a table (a dict of settings), '
                             'got %s' % (table, type(values).__name__))
     status = inp.get('status_file') or ''
-    if not repo.STATUS_FILE_RE.match(status):
+    if not repo.STATUS_FILE_RE.fullmatch(status):
         problems.append('nvidia_container_toolkit_status_file must be an absolute file path, got "%s"' % status)
     return problems
 

@@ -40,20 +40,20 @@ CPUFREQ_SCRIPT = '/usr/local/libexec/gpuops/cpufreq-governor'
 CPUFREQ_PROBE = '/sys/devices/system/cpu/cpu0/cpufreq'
 
 SYSCTL_LAYERS = ('sysctl_defaults', 'sysctl_group', 'sysctl_overwrite')
-SYSCTL_KEY_RE = re.compile(r'^[a-z0-9_]+(\.[A-Za-z0-9_/-]+)+$')
-LIMIT_DOMAIN_RE = re.compile(r'^(\*|%|[%@]?[A-Za-z0-9_.$-]+|@?[0-9]*:[0-9]*)$')
-LIMIT_VALUE_RE = re.compile(r'^(-?[0-9]+|unlimited|infinity)$')
-SYSTEMD_LIMIT_KEY_RE = re.compile(r'^DefaultLimit[A-Z]+$')
-SYSTEMD_LIMIT_VALUE_RE = re.compile(r'^([0-9]+[KMGTPE]?|infinity)(:([0-9]+[KMGTPE]?|infinity))?$')
-CMDLINE_PARAM_RE = re.compile(r'^[A-Za-z0-9_.,:/+=@%-]+$')
-PACKAGE_GLOB_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.+*?-]*$')
+SYSCTL_KEY_RE = re.compile(r'^[a-z0-9_]+(\.[A-Za-z0-9_/-]+)+\Z')
+LIMIT_DOMAIN_RE = re.compile(r'^(\*|%|[%@]?[A-Za-z0-9_.$-]+|@?[0-9]*:[0-9]*)\Z')
+LIMIT_VALUE_RE = re.compile(r'^(-?[0-9]+|unlimited|infinity)\Z')
+SYSTEMD_LIMIT_KEY_RE = re.compile(r'^DefaultLimit[A-Z]+\Z')
+SYSTEMD_LIMIT_VALUE_RE = re.compile(r'^([0-9]+[KMGTPE]?|infinity)(:([0-9]+[KMGTPE]?|infinity))?\Z')
+CMDLINE_PARAM_RE = re.compile(r'^[A-Za-z0-9_.,:/+=@%-]+\Z')
+PACKAGE_GLOB_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.+*?-]*\Z')
 PATH_RULES = (
-    ('sysctl_file', re.compile(r'^/(etc|run|usr/lib)/sysctl\.d/[^/\s]+\.conf$'),
+    ('sysctl_file', re.compile(r'^/(etc|run|usr/lib)/sysctl\.d/[^/\s]+\.conf\Z'),
      'a *.conf file in /etc/sysctl.d (or /run/sysctl.d, /usr/lib/sysctl.d)'),
-    ('limits_file', re.compile(r'^/etc/security/limits\.d/[^/\s]+\.conf$'), 'a *.conf file in /etc/security/limits.d'),
-    ('systemd_limits_file', re.compile(r'^/etc/systemd/system\.conf\.d/[^/\s]+\.conf$'),
+    ('limits_file', re.compile(r'^/etc/security/limits\.d/[^/\s]+\.conf\Z'), 'a *.conf file in /etc/security/limits.d'),
+    ('systemd_limits_file', re.compile(r'^/etc/systemd/system\.conf\.d/[^/\s]+\.conf\Z'),
      'a *.conf file in /etc/systemd/system.conf.d'),
-    ('status_file', re.compile(r'^/[^\s]*[^/\s]$'), 'an absolute file path'),
+    ('status_file', re.compile(r'^/[^\s]*[^/\s]\Z'), 'an absolute file path'),
 )
 REBOOT_TIMEOUT_RANGE = (60, 86400)
 
