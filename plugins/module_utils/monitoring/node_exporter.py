@@ -7,8 +7,6 @@
   naming the variable.
 - ``collector_flags()``: the ``--collector.*`` / ``--no-collector.*`` flags from the enabled and
   disabled collector lists, every name checked against node_exporter's collectors.
-- ``host_paths()``: what ``gpuops.dlserver.node_exporter_host`` reads on the node before the
-  decision (the account, the web configuration with its hashes, the last status, the TLS files).
 - ``decide()``: every input check and decision of the role in one call - where the binary comes
   from and lives, the service name, the command line, the account, the web configuration (TLS,
   basic auth with bcrypt hashes) and what verify expects. Returns ``{'errors': [...]}`` when an
@@ -169,19 +167,6 @@ def hash_password(password, current=None, rounds=BCRYPT_ROUNDS, bcrypt_module=No
     return bcrypt_module.hashpw(secret, bcrypt_module.gensalt(rounds)).decode('ascii')
 
 
-def current_hashes(text):
-    """``{user: hash}`` of the web configuration on the host (its text), ``{}`` when unusable."""
-    import yaml  # pylint: disable=import-outside-toplevel
-    try:
-        data = yaml.safe_load(text or '')
-    except yaml.YAMLError:
-        return {}
-    users = data.get('basic_auth_users') if isinstance(data, dict) else None
-    if not isinstance(users, dict):
-        return {}
-    return dict((k, v) for k, v in users.items() if isinstance(k, str) and isinstance(v, str))
-
-
 def _check_users(users):
     if not isinstance(users, dict):
         raise ValueError('node_exporter_basic_auth_users must be a dict of user name to password, not %r'
@@ -303,18 +288,10 @@ def _check_tls_files(inputs, files):
         if not seen.get('exists'):
             errors.append('node_exporter_%s: %s does not exist on the host; node_exporter would not start after the '
                           'restart' % (key, path))
-        elif seen.get('pem') != kind:
+        elif seen.get('pem') not in (kind, 'unreadable'):
             errors.append('node_exporter_%s: %s holds no PEM %s; node_exporter would not start after the restart'
                           % (key, path, kind))
     return errors
-
-
-def host_paths(inputs):
-    """What ``gpuops.dlserver.node_exporter_host`` reads: the account, the web configuration,
-    the last status and the TLS files."""
-    return {'user': inputs.get('user'), 'web_config': '%s/web-config.yml' % inputs.get('config_dir'),
-            'status': inputs.get('status_file'),
-            'tls': [p for p in (inputs.get('tls_cert_file'), inputs.get('tls_key_file')) if p]}
 
 
 def _release_checksum(inputs, goarch):
@@ -333,8 +310,8 @@ def decide(inputs, platform, host, arch, node=None):
     ``inputs``: the role's typed variables without prefix (``__node_exporter``); ``platform``:
     ``{name, package, package_binary, package_service}``; ``host``: inventory name (unused
     since the salt is random); ``arch``: ``ansible_architecture``; ``node``: what
-    ``gpuops.dlserver.node_exporter_host`` read (``account``, ``status``, ``web_config`` text,
-    ``files``: TLS path -> exists, pem), None when the host was not read.
+    ``gpuops.dlserver.node_exporter_host`` read (``account``, ``status``, ``hashes`` of the web
+    configuration, ``files``: TLS path -> exists, pem), None when the host was not read.
     """
     del host
     node = node or {}
@@ -384,7 +361,8 @@ def decide(inputs, platform, host, arch, node=None):
         name, install_dir, url = None, None, None
         binary = platform['package_binary']
         service = platform['package_service']
-    web = web_config(inputs, current_hashes(node.get('web_config')))
+    current = node.get('hashes') if isinstance(node.get('hashes'), dict) else {}
+    web = web_config(inputs, current)
     web_file = '%s/web-config.yml' % inputs['config_dir']
     args = ['--web.listen-address=%s' % inputs['listen_address'],
             '--collector.textfile.directory=%s' % inputs['textfile_dir']] + flags

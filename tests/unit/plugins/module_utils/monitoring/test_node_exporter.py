@@ -77,16 +77,15 @@ def test_basic_auth_hashes_have_a_random_salt():
 
 def test_the_hash_on_the_host_is_kept_while_it_verifies():
     on_host = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(4)).decode()
-    web = "basic_auth_users:\n  prometheus: %s\ntls_server_config: {}\n" % on_host
-    assert _hash({"web_config": web}) == on_host, "idempotence: a hash that verifies the password is kept"
-    changed = _hash({"web_config": web}, users={"prometheus": "n3w"})
+    assert _hash({"hashes": {"prometheus": on_host}}) == on_host, "idempotence: a hash that verifies is kept"
+    changed = _hash({"hashes": {"prometheus": on_host}}, users={"prometheus": "n3w"})
     assert changed != on_host and bcrypt.checkpw(b"n3w", changed.encode())
 
 
-@pytest.mark.parametrize("web", ["", "not: [yaml", "basic_auth_users: [a]", "basic_auth_users:\n  prometheus: 42\n",
-                                 "basic_auth_users:\n  prometheus: plain-text\n", "- a list\n"])
-def test_an_unusable_web_config_on_the_host_gets_a_new_hash(web):
-    got = _hash({"web_config": web})
+@pytest.mark.parametrize("current", [{}, {"prometheus": "plain-text"}, {"prometheus": 42}, {"other": "$2b$04$x"},
+                                     {"prometheus": "$2b$04$" + "." * 53}, "not a dict", None])
+def test_an_unusable_hash_on_the_host_gets_a_new_one(current):
+    got = _hash({"hashes": current})
     assert bcrypt.checkpw(b"s3cret", got.encode())
 
 
@@ -123,7 +122,8 @@ def test_an_existing_account_is_not_taken_over(name, account, status, error):
     ({"/etc/node_exporter/tls.crt": {"exists": False, "pem": None}}, "node_exporter_tls_cert_file: "),
     ({"/etc/node_exporter/tls.key": {"exists": True, "pem": None}}, "node_exporter_tls_key_file: "),
     ({"/etc/node_exporter/tls.crt": {"exists": True, "pem": "private key"}}, "node_exporter_tls_cert_file: "),
-], ids=["both-parse", "cert-missing", "key-not-pem", "cert-is-a-key"])
+    ({"/etc/node_exporter/tls.key": {"exists": True, "pem": "unreadable"}}, None),
+], ids=["both-parse", "cert-missing", "key-not-pem", "cert-is-a-key", "not-readable-by-this-user"])
 def test_tls_files_are_checked_before_the_restart(files, error):
     inputs = dict(DEFAULTS, listen_address=":9100", tls_cert_file="/etc/node_exporter/tls.crt",
                   tls_key_file="/etc/node_exporter/tls.key")
@@ -132,12 +132,6 @@ def test_tls_files_are_checked_before_the_restart(files, error):
         assert result["errors"] == []
     else:
         assert len(result["errors"]) == 1 and result["errors"][0].startswith(error)
-
-
-def test_host_paths_tell_the_reader_what_to_read():
-    paths = node_exporter.host_paths(dict(DEFAULTS, tls_cert_file="/etc/ne/c.pem", tls_key_file="/etc/ne/k.pem"))
-    assert paths == {"web_config": "/etc/node_exporter/web-config.yml", "status": "/etc/gpuops/node_exporter.json",
-                     "tls": ["/etc/ne/c.pem", "/etc/ne/k.pem"], "user": "node-exp"}
 
 
 def test_every_default_collector_is_known():
