@@ -89,6 +89,7 @@ CTK_BASE = {
     "keyring_url": "https://nvidia.github.io/libnvidia-container/gpgkey", "keyring_checksum": "",
     "keyring_fingerprint": "C95B321B61E88C1809C4F759DDCAE044F796ECB0", "engines": [], "accept_cves": [],
     "runtime_settings": {}, "status_file": "/etc/gpuops/nvidia_container_toolkit.json",
+    "smoke_test_image": "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04",
 }
 
 CTK_NEWLINE = [
@@ -98,6 +99,7 @@ CTK_NEWLINE = [
     ("keyring_checksum", {"keyring_checksum": "sha256:" + "a" * 64 + "\n"}),
     ("accept_cves", {"accept_cves": ["CVE-2025-23266\n"]}),
     ("status_file", {"status_file": "/etc/gpuops/nvidia_container_toolkit.json\n"}),
+    ("smoke_test_image", {"smoke_test_image": "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04\n"}),
 ]
 
 

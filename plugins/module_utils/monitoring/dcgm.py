@@ -346,9 +346,9 @@ def decide(inputs, plan, gpu=None, platform=None):
         if error:
             errors.append(error)
     interval = inputs.get('collect_interval_ms')
-    if not isinstance(interval, int) or isinstance(interval, bool) or interval < 100:
-        errors.append(_err('dcgm_exporter_collect_interval_ms', 'must be an integer of at least 100 (milliseconds), '
-                                                                'got %r' % (interval,)))
+    if not isinstance(interval, int) or isinstance(interval, bool) or not 100 <= interval <= 3600000:
+        errors.append(_err('dcgm_exporter_collect_interval_ms', 'must be an integer of at least 100 (milliseconds) '
+                                                                'and at most 3600000 (an hour), got %r' % (interval,)))
     cuda_requested = str(inputs.get('cuda_major', 'auto'))
     if cuda_requested not in CUDA_MAJORS + ('auto',):
         errors.append(_err('dcgm_exporter_cuda_major',

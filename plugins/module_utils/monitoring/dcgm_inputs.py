@@ -28,6 +28,7 @@ _FILE_NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.+-]*')
 _DEB_VERSION = re.compile(r'([0-9]+:)?[0-9][A-Za-z0-9.+~-]*')
 _DEB_PACKAGE = re.compile(r'[a-z0-9][a-z0-9.+-]+')
 _ABSOLUTE = re.compile(r'(/[A-Za-z0-9_@+.-]+)+')
+MAX_LENGTH = 1024
 
 
 def image_reference(inputs):
@@ -50,6 +51,8 @@ def problems(inputs):
         error = control_error(inputs[key], 'dcgm_exporter_' + key)
         if error:
             found.append(('dcgm_exporter_' + key, error.split(': ', 1)[1]))
+    found.extend(('dcgm_exporter_' + key, 'is longer than %d characters' % MAX_LENGTH) for key in sorted(inputs)
+                 if isinstance(inputs[key], str) and len(inputs[key]) > MAX_LENGTH)
     bad = set(variable for variable, _message in found)
 
     def check(key, ok, what):

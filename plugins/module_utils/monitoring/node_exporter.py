@@ -234,8 +234,9 @@ def _check_paths(inputs):
     errors = [e for e in (owned_path_error(inputs.get(k), 'node_exporter_' + k) for k in keys) if e]
     cache = inputs.get('cache_dir')
     error = control_error(cache, 'node_exporter_cache_dir')
-    if error or not isinstance(cache, str) or not cache:
-        errors.append(error or 'node_exporter_cache_dir must be a directory on the controller, not %r' % (cache,))
+    if error or not isinstance(cache, str) or not cache.startswith(('/', '~')) or '/../' in cache + '/':
+        errors.append(error or 'node_exporter_cache_dir: %r is not an absolute (or ~) directory on the controller'
+                      % (cache,))
     return errors
 
 

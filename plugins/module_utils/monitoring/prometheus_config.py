@@ -18,6 +18,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
 
 JOBS = ('node_exporter', 'dcgm_exporter')
@@ -97,6 +100,14 @@ def check_inputs(inputs):
         value = inputs.get(variable) or ''
         if not value.startswith('/'):
             errors.append('prometheus_%s must be an absolute path, not %r' % (variable, value))
+    # Grafana provisioning (templates grafana-*.yml.j2): directories the role creates, a URL.
+    for variable in ('grafana_dashboards_dir', 'grafana_provisioning_dir'):
+        error = inputs.get(variable) and owned_path_error(inputs[variable], 'prometheus_' + variable)
+        if error:
+            errors.append(error)
+    url = inputs.get('grafana_datasource_url') or ''
+    if url and not re.fullmatch(r'https?://[^\s\x00-\x1f\x7f"\'\\]+', url):
+        errors.append('prometheus_grafana_datasource_url: %r is not an http(s):// URL' % (url,))
     for index, job in enumerate(inputs.get('extra_scrape_configs') or []):
         if not isinstance(job, dict) or not job.get('job_name'):
             errors.append('prometheus_extra_scrape_configs[%d] must be a scrape config with a job_name' % index)
