@@ -67,15 +67,11 @@ def roles():
 
 
 def values_for(spec):
+    """``[(kind, value)]`` for a variable; kinds of typed variables start with their type (bool_newline)."""
     kind = spec.get("type", "str")
-    if kind == "bool":
-        return list(BOOL)
-    if kind == "int":
-        return list(INT)
-    if kind == "list":
-        return list(LIST)
-    if kind == "dict":
-        return list(DICT)
+    table = {"bool": BOOL, "int": INT, "list": LIST, "dict": DICT}.get(kind)
+    if table:
+        return [("%s_%s" % (kind, name), value) for name, value in table]
     default = spec.get("default")
     good = default if isinstance(default, str) and default else "x"
     return [(name, make(good)) for name, make in SCALAR]
