@@ -65,10 +65,9 @@ EXAMPLES = r"""
 RETURN = r"""
 node:
   description:
-    - C(account) (C(uid), C(gid), C(gecos), C(home), C(shell); null when absent), C(hashes) (user to bcrypt
-      hash in the web configuration),
-      C(status) (the last status record or null), C(files) (path to C(exists), C(pem):
-      C(certificate), C(private key) or null).
+    - "C(account) (C(uid), C(gid), C(gecos), C(home), C(shell); null when absent), C(hashes) (user to bcrypt
+      hash in the web configuration), C(status) (the last status record or null), C(files) (path to C(exists)
+      and C(pem), which is C(certificate), C(private key), C(unreadable) or null)."
   returned: always
   type: dict
 """
