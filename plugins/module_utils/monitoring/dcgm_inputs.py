@@ -15,7 +15,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import control_error
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import control_error, owned_path_error
 
 # Registry host (with an optional port) and optional path; repository path components; tag or
 # digest - the grammar of the OCI distribution reference, narrowed to what registries accept.
@@ -27,7 +27,6 @@ _URL = re.compile(r'(https?|file)://[^\s"\'\\]+')
 _FILE_NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.+-]*')
 _DEB_VERSION = re.compile(r'([0-9]+:)?[0-9][A-Za-z0-9.+~-]*')
 _DEB_PACKAGE = re.compile(r'[a-z0-9][a-z0-9.+-]+')
-_ABSOLUTE = re.compile(r'(/[A-Za-z0-9_@+.-]+)+')
 MAX_LENGTH = 1024
 
 
@@ -36,11 +35,6 @@ def image_reference(inputs):
     base = '%s/%s' % (inputs['image_registry'].rstrip('/'), inputs['image_name'])
     tag = inputs['image_tag']
     return '%s@%s' % (base, tag) if DIGEST.fullmatch(tag) else '%s:%s' % (base, tag)
-
-
-def _absolute(value):
-    return isinstance(value, str) and bool(_ABSOLUTE.fullmatch(value)) and not any(
-        part in ('.', '..') for part in value.split('/'))
 
 
 def problems(inputs):
@@ -64,9 +58,9 @@ def problems(inputs):
         value = inputs.get(key)
         return value if isinstance(value, str) else ''
 
-    check('status_file', _absolute(inputs.get('status_file')), 'an absolute file path')
+    check('status_file', not owned_path_error(inputs.get('status_file'), ''), 'an absolute file path')
     if inputs.get('mode') == 'host':
-        check('binary', _absolute(inputs.get('binary')), 'an absolute path of the exporter binary')
+        check('binary', not owned_path_error(inputs.get('binary'), ''), 'an absolute path of the exporter binary')
         check('dcgm_version', not text('dcgm_version') or _DEB_VERSION.fullmatch(text('dcgm_version')),
               'a package version such as 1:4.2.3-1 (or "")')
         check('exporter_package', not text('exporter_package') or _DEB_PACKAGE.fullmatch(text('exporter_package')),
