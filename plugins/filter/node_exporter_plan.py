@@ -21,13 +21,13 @@ description:
 - Every check and decision of the C(gpuops.dlserver.node_exporter) role (C(plugins/module_utils/monitoring/node_exporter.py))
   - the listen address, each collector against node_exporter's collector list, the source (upstream release
   with URL and checksum, or the distribution package), paths, service name, command line, and the web
-  configuration (TLS, basic auth with bcrypt hashes whose salt derives from the host, user and password,
-  so a second run writes the same hash).
-- Fails (raises, like every filter of the collection), naming each variable, on an invalid listen address, an
-  unknown collector, a malformed version or checksum, a certificate without key, or a password bcrypt cannot
-  hash; the message never contains a password.
+  - C(errors) (always empty: bad input fails the filter), C(source), C(source_reason), C(release)
+    (C(name), C(url), C(archive), C(sha256), C(checksum), C(install_dir), C(partial_dir); null for the package),
+    C(binary), C(link),
+    C(service), C(unit_file), C(exec_start) (list), C(account) (C(name), C(group), C(comment)),
+    C(web_config) (dict or null), C(web_config_file),
 - Needs the Python package C(bcrypt) on the controller when basic auth users are set.
-positional: _input, platform, host, arch
+positional: _input, platform, host, arch, node
 options:
   _input:
     description: The role's typed variables without prefix (C(__node_exporter)).
@@ -38,19 +38,25 @@ options:
     type: dict
     required: true
   host:
-    description: The inventory name of the host (part of the password salt).
+    description: The inventory name of the host.
     type: str
     required: true
   arch:
     description: C(ansible_architecture) of the host.
     type: str
     required: true
+  node:
+    description: What M(gpuops.dlserver.node_exporter_host) read on the host (its C(node)).
+    type: dict
+    required: false
 """
 
 EXAMPLES = r"""
 - name: Decide
   ansible.builtin.set_fact:
-    __node_exporter_plan: "{{ __node_exporter | gpuops.dlserver.node_exporter_plan(platform, inventory_hostname, ansible_facts['architecture']) }}"
+    __node_exporter_plan: >-
+      {{ __node_exporter | gpuops.dlserver.node_exporter_plan(platform, inventory_hostname,
+                                                              ansible_facts['architecture'], node_read.node) }}
   vars:
     platform: {name: Debian 12, package: prometheus-node-exporter, package_binary: /usr/bin/prometheus-node-exporter,
                package_service: prometheus-node-exporter}
@@ -59,9 +65,11 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-  - C(errors) (always empty, bad input fails the filter), C(source), C(source_reason), C(release)
-    (C(name), C(url), C(archive), C(sha256), C(install_dir); null for the package), C(binary), C(link),
-    C(service), C(unit_file), C(exec_start) (list), C(web_config) (dict or null), C(web_config_file),
+  - C(errors) (always empty: bad input fails the filter), C(source), C(source_reason), C(release)
+    (C(name), C(url), C(archive), C(sha256), C(checksum), C(install_dir), C(partial_dir); null for the package),
+    C(binary), C(link),
+    C(service), C(unit_file), C(exec_start) (list), C(account) (C(name), C(group), C(comment)),
+    C(web_config) (dict or null), C(web_config_file),
     C(listen), C(verify) (C(url), C(scheme), C(basic_auth), C(user)).
   type: dict
 """
@@ -71,9 +79,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter as _node_exporter
 
 
-def node_exporter_plan(inputs, platform, host, arch):
+def node_exporter_plan(inputs, platform, host, arch, node=None):
     try:
-        result = _node_exporter.decide(dict(inputs), dict(platform), str(host), str(arch))
+        result = _node_exporter.decide(dict(inputs), dict(platform), str(host), str(arch), dict(node or {}))
     except ImportError as exc:
         raise AnsibleFilterError('gpuops.dlserver.node_exporter_plan: node_exporter_basic_auth_users needs the '
                                  'Python package bcrypt on the controller (pip install bcrypt): %s' % exc)

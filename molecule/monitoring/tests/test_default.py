@@ -70,6 +70,9 @@ def test_service_runs_as_its_own_user_sandboxed(host):
     assert host.check_output("ps -o user= -p %s" % pid).strip() == "node-exp"
     user = host.user("node-exp")
     assert user.shell == "/usr/sbin/nologin"
+    assert user.gecos == "gpuops.dlserver node_exporter", "the role marks the account it created"
+    root = host.user("root")
+    assert root.shell != "/usr/sbin/nologin" and root.home == "/root", "root was taken over"
 
 
 def test_release_double_and_package_are_where_they_belong(host):

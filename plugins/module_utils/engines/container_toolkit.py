@@ -25,8 +25,12 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nv
 PACKAGES = ['nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
             'libnvidia-container1']
 ENGINES = ('docker', 'containerd', 'crio')
-VERSION_RE = re.compile(r'[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?')
-CVE_RE = re.compile(r'CVE-[0-9]{4}-[0-9]{4,}')
+VERSION_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?\Z')
+CVE_RE = re.compile(r'^CVE-[0-9]{4}-[0-9]{4,}\Z')
+# A TOML table or key name of the runtime's config.toml.
+KEY_RE = re.compile(r'[A-Za-z0-9_.-]{1,128}')
+# An image reference: registry/name[:tag][@sha256:digest], no blank, quote or control character.
+IMAGE_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}')
 BULLETIN_2024_09 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5582'
 BULLETIN_2024_10 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5585'
 BULLETIN_2025_01 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5599'
@@ -166,6 +170,13 @@ def input_problems(inp):
         if not isinstance(values, dict):
             problems.append('nvidia_container_toolkit_runtime_settings.%s must be a table (a dict of settings), '
                             'got %s' % (table, type(values).__name__))
+        elif not all(isinstance(k, str) and KEY_RE.fullmatch(k) for k in [table] + list(values)):
+            problems.append('nvidia_container_toolkit_runtime_settings.%s: table and setting names are letters, '
+                            'digits, _ . - (got %s)' % (table, ', '.join(repr(k) for k in [table] + list(values))))
+    image = inp.get('smoke_test_image')
+    if not isinstance(image, str) or not IMAGE_RE.fullmatch(image) or '..' in image:
+        problems.append('nvidia_container_toolkit_smoke_test_image must be an image reference such as '
+                        'nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04, got %r' % (image,))
     status = inp.get('status_file') or ''
     if not repo.STATUS_FILE_RE.fullmatch(status):
         problems.append('nvidia_container_toolkit_status_file must be an absolute file path, got "%s"' % status)

@@ -45,7 +45,8 @@ LIMIT_DOMAIN_RE = re.compile(r'^(\*|%|[%@]?[A-Za-z0-9_.$-]+|@?[0-9]*:[0-9]*)\Z')
 LIMIT_VALUE_RE = re.compile(r'^(-?[0-9]+|unlimited|infinity)\Z')
 SYSTEMD_LIMIT_KEY_RE = re.compile(r'^DefaultLimit[A-Z]+\Z')
 SYSTEMD_LIMIT_VALUE_RE = re.compile(r'^([0-9]+[KMGTPE]?|infinity)(:([0-9]+[KMGTPE]?|infinity))?\Z')
-CMDLINE_PARAM_RE = re.compile(r'^[A-Za-z0-9_.,:/+=@%-]+\Z')
+# name[=value]: the name is what the kernel matches (letters, digits, _ . -).
+CMDLINE_PARAM_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]*(=[A-Za-z0-9_.,:/+=@%-]*)?\Z')
 PACKAGE_GLOB_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.+*?-]*\Z')
 PATH_RULES = (
     ('sysctl_file', re.compile(r'^/(etc|run|usr/lib)/sysctl\.d/[^/\s]+\.conf\Z'),

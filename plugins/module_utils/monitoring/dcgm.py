@@ -24,7 +24,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_packages
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import quote_arg as systemd_quote
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_inputs, dcgm_packages
 
 # name: (Prometheus type, help). Profiling fields are the DCGM_FI_PROF_* names.
 FIELDS = {
@@ -129,9 +130,10 @@ CUDA_MIN_BRANCH = (('13', 580), ('12', 525), ('11', 450))
 CONTAINER_NAME = 'dcgm-exporter'
 CONTAINER_CSV = '/etc/dcgm-exporter/gpuops-counters.csv'
 
-_ADDRESS_RE = re.compile(r'^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]*):(?P<port>\d{1,5})$')
-_DEVICES_RE = re.compile(r'^(f|[gi](:\d+(-\d+)?(,\d+(-\d+)?)*)?)$')
-_NAME_RE = re.compile(r'^DCGM_FI_[A-Z0-9_]+$')
+# Used with fullmatch: a trailing $ would let a trailing newline through (":9400\n").
+_ADDRESS_RE = re.compile(r'(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]*):(?P<port>\d{1,5})')
+_DEVICES_RE = re.compile(r'f|[gi](:\d+(-\d+)?(,\d+(-\d+)?)*)?')
+_NAME_RE = re.compile(r'DCGM_FI_[A-Z0-9_]+')
 
 
 def _err(variable, message):
@@ -140,7 +142,7 @@ def _err(variable, message):
 
 def check_address(value, variable):
     """None when ``value`` is ``[host]:port`` with a port 1-65535, else an error naming ``variable``."""
-    match = _ADDRESS_RE.match(value if isinstance(value, str) else '')
+    match = _ADDRESS_RE.fullmatch(value if isinstance(value, str) else '')
     if not match or not 0 < int(match.group('port')) < 65536:
         return _err(variable, '%r is not a listen address of the form [HOST]:PORT (":9400", "127.0.0.1:9400", '
                               '"[::1]:9400") with a port from 1 to 65535' % (value,))
@@ -158,8 +160,8 @@ def parse_counter(entry, variable):
     if unknown_keys:
         return None, _err(variable, 'entry %s has unknown keys %s (allowed: name, type, help)'
                           % (entry['name'], ', '.join(unknown_keys)))
-    name = entry['name'].strip()
-    if not _NAME_RE.match(name) or name not in FIELDS:
+    name = entry['name'].strip(' ')
+    if not _NAME_RE.fullmatch(name) or name not in FIELDS:
         close = sorted(f for f in FIELDS if name and (name[8:] in f or f[8:] in name))[:3] if name else []
         hint = ' (did you mean %s?)' % ', '.join(close) if close else ''
         return None, _err(variable, '%r is not a DCGM field known to this collection%s. Known fields are listed in '
@@ -176,7 +178,7 @@ def parse_counter(entry, variable):
 
 def verify_url(address):
     """The URL verify reads: the listen address, with a wildcard host replaced by loopback."""
-    match = _ADDRESS_RE.match(address or '')
+    match = _ADDRESS_RE.fullmatch(address or '')
     if not match:
         return None
     host = match.group('host')
@@ -255,7 +257,7 @@ def _decide_mig(inputs, plan, errors):
     mig = plan.get('mig') or {}
     capable = list(mig.get('capable_gpus') or [])
     devices = inputs.get('devices', 'f')
-    if not isinstance(devices, str) or not _DEVICES_RE.match(devices):
+    if not isinstance(devices, str) or not _DEVICES_RE.fullmatch(devices):
         errors.append(_err('dcgm_exporter_devices', '%r is not a device selection of dcgm-exporter: f, g, i, '
                                                     'g:0,1 or i:0-3' % (devices,)))
     if not capable:
@@ -276,7 +278,7 @@ def _host_args(inputs, csv_path):
 
 def _container_command(inputs, profiling, csv_path):
     engine = inputs['container_engine']
-    image = '%s/%s:%s' % (inputs['image_registry'].rstrip('/'), inputs['image_name'], inputs['image_tag'])
+    image = dcgm_inputs.image_reference(inputs)
     gpu_args = {'gpus': ['--gpus', 'all'],
                 'runtime': ['--runtime', 'nvidia', '--env', 'NVIDIA_VISIBLE_DEVICES=all'],
                 'cdi': ['--device', 'nvidia.com/gpu=all']}[inputs['container_gpu_access']]
@@ -331,9 +333,9 @@ def decide(inputs, plan, gpu=None, platform=None):
         if error:
             errors.append(error)
     interval = inputs.get('collect_interval_ms')
-    if not isinstance(interval, int) or isinstance(interval, bool) or interval < 100:
-        errors.append(_err('dcgm_exporter_collect_interval_ms', 'must be an integer of at least 100 (milliseconds), '
-                                                                'got %r' % (interval,)))
+    if not isinstance(interval, int) or isinstance(interval, bool) or not 100 <= interval <= 3600000:
+        errors.append(_err('dcgm_exporter_collect_interval_ms', 'must be an integer of at least 100 (milliseconds) '
+                                                                'and at most 3600000 (an hour), got %r' % (interval,)))
     cuda_requested = str(inputs.get('cuda_major', 'auto'))
     if cuda_requested not in CUDA_MAJORS + ('auto',):
         errors.append(_err('dcgm_exporter_cuda_major',
@@ -344,17 +346,16 @@ def decide(inputs, plan, gpu=None, platform=None):
             if inputs.get(key) not in allowed:
                 errors.append(_err('dcgm_exporter_' + key, '%r; allowed: %s' % (inputs.get(key), ', '.join(allowed))))
         for key in ('image_registry', 'image_name', 'image_tag'):
-            if not inputs.get(key) or not isinstance(inputs.get(key), str) or ' ' in inputs.get(key):
+            if not inputs.get(key) or not isinstance(inputs.get(key), str):
                 errors.append(_err('dcgm_exporter_' + key, 'must be a non-empty string without spaces'))
+    errors.extend(_err(variable, message) for variable, message in dcgm_inputs.problems(inputs)
+                  if not any(e['variable'] == variable for e in errors))
 
     if mode == 'host' and inputs.get('repo_manage'):
         fingerprint = re.sub(r'\s', '', str(inputs.get('repo_key_fingerprint') or ''))
-        if not re.match(r'^[0-9A-Fa-f]{40}$', fingerprint):
+        if not re.fullmatch(r'[0-9A-Fa-f]{40}', fingerprint):
             errors.append(_err('dcgm_exporter_repo_key_fingerprint', 'must be the 40 hex digits of the OpenPGP '
                                                                      'fingerprint of the repository key'))
-        if not re.match(r'^(https?|file)://', str(inputs.get('repo_base_url') or '')):
-            errors.append(_err('dcgm_exporter_repo_base_url', 'must be an http(s):// or file:// URL, got %r'
-                               % (inputs.get('repo_base_url'),)))
     mig = _decide_mig(inputs, plan, errors)
     counters, dropped = _gather_counters(inputs, profiling, bool(mig['capable_gpus']), errors)
     if not counters and not errors:
@@ -414,8 +415,6 @@ def decide(inputs, plan, gpu=None, platform=None):
     return result
 
 
-_SAFE_ARG = re.compile(r"^[A-Za-z0-9_./:=,@+%$\[\]-]+$")
-
 # Host mode: the exporter only talks to the host engine over TCP and serves HTTP, so it runs
 # as a transient user with no capability, no device and a read-only view of the system.
 _HOST_SANDBOX = (
@@ -426,14 +425,6 @@ _HOST_SANDBOX = (
     'RestrictSUIDSGID=yes', 'LockPersonality=yes', 'SystemCallArchitectures=native',
     'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX', 'UMask=0077',
 )
-
-
-def systemd_quote(arg):
-    """One argument of an Exec*= line: specifiers (%) and variables ($) escaped, quoted when needed."""
-    text = str(arg).replace('%', '%%').replace('$', '$$')
-    if _SAFE_ARG.match(text):
-        return text
-    return '"%s"' % text.replace('\\', '\\\\').replace('"', '\\"')
 
 
 def render_unit(result):

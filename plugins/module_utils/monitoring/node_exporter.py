@@ -8,20 +8,24 @@
 - ``collector_flags()``: the ``--collector.*`` / ``--no-collector.*`` flags from the enabled and
   disabled collector lists, every name checked against node_exporter's collectors.
 - ``decide()``: every input check and decision of the role in one call - where the binary comes
-  from and lives, the service name, the command line, the web configuration (TLS, basic auth
-  with bcrypt hashes) and what verify expects. Returns ``{'errors': [...]}`` when an input is
-  wrong, each message naming the variable to change.
+  from and lives, the service name, the command line, the account, the web configuration (TLS,
+  basic auth with bcrypt hashes) and what verify expects. Returns ``{'errors': [...]}`` when an
+  input is wrong, each message naming the variable to change.
 - ``web_config()``: the content of node_exporter's ``--web.config.file``.
 
 Every check runs before the role changes anything (the role calls ``decide()`` in preflight).
+Every value that reaches the unit, a file or the user database is checked with a full match
+and refused when it holds a control character (``plugins/module_utils/core/systemd.py``).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import (
+    control_error, owned_path_error, quote_arg as systemd_quote)
 
 # Collectors of node_exporter 1.5 (Debian 12) to 1.9. Names outside this set fail: a typo
 # would otherwise stop node_exporter at start-up with "unknown long flag".
@@ -36,20 +40,37 @@ KNOWN_COLLECTORS = frozenset([
     'uname', 'vmstat', 'watchdog', 'wifi', 'xfs', 'zfs', 'zoneinfo',
 ])
 
-_HOSTNAME = re.compile(r'^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$')
-_IPV4 = re.compile(r'^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$')
-_IPV6 = re.compile(r'^[0-9A-Fa-f:.]+(%[A-Za-z0-9_.-]+)?$')
-_FLAG = re.compile(r'^[a-z0-9][a-z0-9._-]*$')
-_USER = re.compile(r'^[^:\s]+$')
-_VERSION = re.compile(r'^\d+\.\d+\.\d+$')
-_SHA256 = re.compile(r'^[0-9a-f]{64}$')
-_BCRYPT_ALPHABET = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+# Every pattern is used with fullmatch: a trailing $ would let a trailing newline through.
+_HOSTNAME = re.compile(r'(?=.{1,253}\Z)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*')
+_IPV4 = re.compile(r'(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}')
+_IPV6 = re.compile(r'[0-9A-Fa-f:.]+(%[A-Za-z0-9_.-]+)?')
+_LISTEN = re.compile(r'(\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]*)):(?P<port>\d{1,5})')
+_FLAG = re.compile(r'[a-z0-9][a-z0-9._-]*')
+_EXTRA_ARG = re.compile(r'--[a-z0-9][a-z0-9._-]*(=[^\x00-\x1f\x7f]*)?')
+_USER = re.compile(r'[^:\s]+')
+# useradd's default NAME_REGEX for system accounts (Debian), 32 characters at most.
+_SYSTEM_NAME = re.compile(r'[a-z_][a-z0-9_-]{0,31}')
+_VERSION = re.compile(r'\d+\.\d+\.\d+')
+_SHA256 = re.compile(r'[0-9a-f]{64}')
+_URL = re.compile(r'(https?|file)://[^\s\x00-\x1f\x7f]+')
+
+# The GECOS comment of the account the role creates: an existing account without it (root,
+# www-data, nobody) is never taken over (its shell, home and group rewritten).
+ACCOUNT_COMMENT = 'gpuops.dlserver node_exporter'
+DEFAULT_CHECKSUMS_URL = 'https://github.com/prometheus/node_exporter/releases/download/v{version}/sha256sums.txt'
+# sha256 of upstream's release tarballs, from the release's sha256sums.txt (v1.9.1), so the
+# default install does not take its checksum from the origin that serves the tarball.
+PINNED_SHA256 = {
+    ('1.9.1', 'amd64'): 'becb950ee80daa8ae7331d77966d94a611af79ad0d3307380907e0ec08f5b4e8',
+    ('1.9.1', 'arm64'): '848f139986f63232ced83babe3cad1679efdbb26c694737edc1f4fbd27b96203',
+}
+BCRYPT_ROUNDS = 10
 
 
 def parse_listen_address(value, variable='node_exporter_listen_address'):
     """``(host, port)`` of a listen address, or raise ValueError naming ``variable``."""
     text = value if isinstance(value, str) else ''
-    match = re.match(r'^(\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]*)):(?P<port>\d{1,5})$', text)
+    match = _LISTEN.fullmatch(text)
     why = None
     if not match:
         why = 'must be HOST:PORT, [IPV6]:PORT or :PORT'
@@ -58,10 +79,10 @@ def parse_listen_address(value, variable='node_exporter_listen_address'):
         host = match.group('v6') if match.group('v6') is not None else match.group('host')
         if not 1 <= port <= 65535:
             why = 'port %d is outside 1-65535' % port
-        elif match.group('v6') is not None and (':' not in host or not _IPV6.match(host)):
+        elif match.group('v6') is not None and (':' not in host or not _IPV6.fullmatch(host)):
             why = '%r is not an IPv6 address' % host
-        elif match.group('v6') is None and host and not (_IPV4.match(host) or (
-                _HOSTNAME.match(host) and not re.match(r'^[\d.]+$', host))):
+        elif match.group('v6') is None and host and not (_IPV4.fullmatch(host) or (
+                _HOSTNAME.fullmatch(host) and not re.fullmatch(r'[\d.]+', host))):
             why = '%r is neither an IPv4 address nor a host name' % host
     if why:
         raise ValueError('%s: %r is not a listen address (%s), e.g. "0.0.0.0:9100", "10.0.0.5:9100", '
@@ -113,34 +134,37 @@ def collector_flags(enabled, disabled):
                 raise ValueError('node_exporter_enabled_collectors: the textfile collector takes its directory from '
                                  'node_exporter_textfile_dir, not from options')
             flags.append('--collector.%s' % name)
-            for option in sorted(options):
-                if not isinstance(option, str) or not _FLAG.match(option):
+            for option in sorted(options, key=str):
+                if not isinstance(option, str) or not _FLAG.fullmatch(option):
                     raise ValueError('node_exporter_enabled_collectors: %r is not an option name of collector %s'
                                      % (option, name))
                 value = options[option]
                 if isinstance(value, bool):
                     value = 'true' if value else 'false'
+                if not isinstance(value, (str, int, float)):
+                    raise ValueError('node_exporter_enabled_collectors: the value of option %s of collector %s must '
+                                     'be a string, a number or a boolean, not %r' % (option, name, value))
+                error = control_error(str(value), 'node_exporter_enabled_collectors')
+                if error:
+                    raise ValueError(error)
                 flags.append('--collector.%s.%s=%s' % (name, option, value))
     return flags
 
 
-def bcrypt_salt(seed):
-    """A bcrypt salt (22 characters of bcrypt's alphabet) derived from ``seed``.
-
-    The same user, password and host give the same hash on every run (idempotence); a
-    different host or user gives another salt.
-    """
-    digest = hashlib.sha256(seed.encode('utf-8')).digest()
-    # The 22nd character carries only 2 bits: bcrypt keeps those in '.Oeu'.
-    return ''.join(_BCRYPT_ALPHABET[b % 64] for b in digest[:21]) + '.Oeu'[digest[21] % 4]
-
-
-def hash_password(password, seed, rounds=10, bcrypt_module=None):
-    """bcrypt hash of ``password`` with a salt derived from ``seed``."""
+def hash_password(password, current=None, rounds=BCRYPT_ROUNDS, bcrypt_module=None):
+    """bcrypt hash of ``password``: ``current`` (the hash on the host) while it verifies, else a
+    new hash with a random salt (bcrypt.gensalt): a second run changes nothing, and whoever
+    reads the file tests a guess no faster than bcrypt allows."""
     if bcrypt_module is None:
         import bcrypt as bcrypt_module  # pylint: disable=import-outside-toplevel
-    salt = ('$2b$%02d$' % rounds + bcrypt_salt(seed)).encode('ascii')
-    return bcrypt_module.hashpw(password.encode('utf-8'), salt).decode('ascii')
+    secret = password.encode('utf-8')
+    if isinstance(current, str) and current.startswith(('$2a$', '$2b$', '$2y$')):
+        try:
+            if bcrypt_module.checkpw(secret, current.encode('ascii')):
+                return current
+        except ValueError:
+            pass
+    return bcrypt_module.hashpw(secret, bcrypt_module.gensalt(rounds)).decode('ascii')
 
 
 def _check_users(users):
@@ -148,7 +172,7 @@ def _check_users(users):
         raise ValueError('node_exporter_basic_auth_users must be a dict of user name to password, not %r'
                          % type(users).__name__)
     for user, password in users.items():
-        if not isinstance(user, str) or not _USER.match(user):
+        if not isinstance(user, str) or not _USER.fullmatch(user):
             raise ValueError('node_exporter_basic_auth_users: %r is not a user name (no colon, no blank)' % (user,))
         if not isinstance(password, str) or not password:
             raise ValueError('node_exporter_basic_auth_users: the password of %r must be a non-empty string' % user)
@@ -157,8 +181,11 @@ def _check_users(users):
                              'bcrypt cannot hash' % user)
 
 
-def web_config(inputs, seed, bcrypt_module=None):
-    """Content (dict) of node_exporter's web configuration file, or None when none is needed."""
+def web_config(inputs, current=None, bcrypt_module=None):
+    """Content (dict) of node_exporter's web configuration file, or None when none is needed.
+
+    ``current``: ``{user: hash}`` on the host; a hash that still verifies its password is kept.
+    """
     tls = bool(inputs.get('tls_cert_file'))
     users = inputs.get('basic_auth_users') or {}
     if not tls and not users:
@@ -167,8 +194,9 @@ def web_config(inputs, seed, bcrypt_module=None):
     if tls:
         config['tls_server_config'] = {'cert_file': inputs['tls_cert_file'], 'key_file': inputs['tls_key_file']}
     if users:
+        current = current or {}
         config['basic_auth_users'] = dict(
-            (user, hash_password(users[user], '%s|%s|%s' % (seed, user, users[user]), bcrypt_module=bcrypt_module))
+            (user, hash_password(users[user], current.get(user), bcrypt_module=bcrypt_module))
             for user in sorted(users))
     return config
 
@@ -181,31 +209,114 @@ def _check_source(inputs, platform):
         raise ValueError('node_exporter_source: package is not available on this platform (%s); use release'
                          % platform.get('name', 'unknown'))
     if source == 'release':
-        if not _VERSION.match(str(inputs.get('version') or '')):
+        if not _VERSION.fullmatch(str(inputs.get('version') or '')):
             raise ValueError('node_exporter_version must be a release version such as 1.9.1, not %r'
                              % (inputs.get('version'),))
         sha = str(inputs.get('sha256') or '')
-        if sha and not _SHA256.match(sha):
+        if sha and not _SHA256.fullmatch(sha):
             raise ValueError('node_exporter_sha256 must be empty (take it from node_exporter_checksums_url) or '
                              'the 64 hex digits of the release tarball\'s sha256, not %r' % sha)
 
 
-def systemd_quote(arg):
-    """One argument of an ExecStart= line, quoted and escaped the way systemd reads it."""
-    escaped = arg.replace('%', '%%').replace('$', '$$')
-    if re.search(r'[\s"\'\\;]', escaped) or not escaped:
-        escaped = '"%s"' % escaped.replace('\\', '\\\\').replace('"', '\\"')
-    return escaped
+def _check_names(inputs):
+    errors = []
+    for key in ('user', 'group'):
+        value = inputs.get(key)
+        if not isinstance(value, str) or not _SYSTEM_NAME.fullmatch(value):
+            errors.append('node_exporter_%s: %r is not a system %s name (a lower-case letter or _, then letters, '
+                          'digits, _ or -, 32 characters at most)' % (key, value, key))
+    return errors
 
 
-def decide(inputs, platform, host, arch):
+def _check_paths(inputs):
+    keys = ['install_dir', 'config_dir', 'textfile_dir', 'status_file']
+    keys += [k for k in ('tls_cert_file', 'tls_key_file') if inputs.get(k)]
+    errors = [e for e in (owned_path_error(inputs.get(k), 'node_exporter_' + k) for k in keys) if e]
+    cache = inputs.get('cache_dir')
+    error = control_error(cache, 'node_exporter_cache_dir')
+    if error or not isinstance(cache, str) or not cache.startswith(('/', '~')) or '/../' in cache + '/':
+        errors.append(error or 'node_exporter_cache_dir: %r is not an absolute (or ~) directory on the controller'
+                      % (cache,))
+    return errors
+
+
+def _check_urls(inputs):
+    return ['node_exporter_%s: %r is not an http(s):// or file:// URL without blanks or control characters'
+            % (name, inputs.get(name)) for name in ('binary_url', 'checksums_url')
+            if inputs.get('source') == 'release' and not _URL.fullmatch(str(inputs.get(name) or ''))]
+
+
+def _check_extra_args(args):
+    if not isinstance(args, list):
+        return ['node_exporter_extra_args must be a list of --flag=value strings, not %r' % (args,)]
+    errors = []
+    for arg in args:
+        error = control_error(arg, 'node_exporter_extra_args')
+        if error:
+            errors.append(error)
+        elif not isinstance(arg, str) or not _EXTRA_ARG.fullmatch(arg):
+            errors.append('node_exporter_extra_args: %r is not a node_exporter flag (--name or --name=value)' % (arg,))
+    return errors
+
+
+def check_account(user, account, status):
+    """None, or an error naming node_exporter_user when ``account`` (the host's passwd entry of
+    ``user``: uid, gecos, home, shell; None when absent) is an account the role did not create.
+
+    The role marks the account it creates with ACCOUNT_COMMENT; an account an earlier version
+    created without it is recognised by the shape it gave it, on a host where the role ran
+    (``status``: the role's last status file).
+    """
+    if not account or account.get('gecos') == ACCOUNT_COMMENT:
+        return None
+    legacy = (bool((status or {}).get('run')) and account.get('uid') not in (0, None) and account.get('gecos') == ''
+              and account.get('home') == '/nonexistent' and str(account.get('shell', '')).endswith('/nologin'))
+    if legacy:
+        return None
+    return ('node_exporter_user: the account %s exists and was not created by this role (uid %s, home %s, shell %s): '
+            'the role would take it over (nologin shell, home /nonexistent, group node_exporter_group). Choose a name '
+            'that does not exist yet; the role creates it' % (user, account.get('uid'), account.get('home'),
+                                                              account.get('shell')))
+
+
+def _check_tls_files(inputs, files):
+    errors = []
+    for key, kind in (('tls_cert_file', 'certificate'), ('tls_key_file', 'private key')):
+        path = inputs.get(key)
+        seen = (files or {}).get(path) if path else None
+        if seen is None:
+            continue
+        if not seen.get('exists'):
+            errors.append('node_exporter_%s: %s does not exist on the host; node_exporter would not start after the '
+                          'restart' % (key, path))
+        elif seen.get('pem') not in (kind, 'unreadable'):
+            errors.append('node_exporter_%s: %s holds no PEM %s; node_exporter would not start after the restart'
+                          % (key, path, kind))
+    return errors
+
+
+def _release_checksum(inputs, goarch):
+    """(sha256, checksum argument of get_url): the given or pinned sha256, else the checksums URL."""
+    sha = inputs.get('sha256') or ''
+    if not sha and inputs.get('checksums_url') == DEFAULT_CHECKSUMS_URL:
+        sha = PINNED_SHA256.get((inputs['version'], goarch), '')
+    if sha:
+        return sha, 'sha256:%s' % sha
+    return '', 'sha256:%s' % inputs['checksums_url'].replace('{version}', inputs['version']).replace('{arch}', goarch)
+
+
+def decide(inputs, platform, host, arch, node=None):
     """Every check and decision of the role, see the module docstring.
 
     ``inputs``: the role's typed variables without prefix (``__node_exporter``); ``platform``:
-    ``{name, package, package_binary, package_service}``; ``host``: inventory name (salt seed);
-    ``arch``: ``ansible_architecture``.
+    ``{name, package, package_binary, package_service}``; ``host``: inventory name (unused
+    since the salt is random); ``arch``: ``ansible_architecture``; ``node``: what
+    ``gpuops.dlserver.node_exporter_host`` read (``account``, ``status``, ``hashes`` of the web
+    configuration, ``files``: TLS path -> exists, pem), None when the host was not read.
     """
-    errors = []
+    del host
+    node = node or {}
+    errors = _check_names(inputs) + _check_paths(inputs)
 
     def check(func, *args):
         try:
@@ -218,6 +329,12 @@ def decide(inputs, platform, host, arch):
     flags = check(collector_flags, inputs.get('enabled_collectors', []), inputs.get('disabled_collectors', []))
     check(_check_source, inputs, platform)
     check(_check_users, inputs.get('basic_auth_users') or {})
+    errors.extend(_check_extra_args(inputs.get('extra_args') or []))
+    errors.extend(_check_urls(inputs))
+    if inputs.get('basic_auth_users') and not inputs.get('tls_cert_file') and not inputs.get('basic_auth_allow_http'):
+        errors.append('node_exporter_basic_auth_users: basic auth over plain HTTP sends the password in clear on '
+                      'every scrape; set node_exporter_tls_cert_file and node_exporter_tls_key_file, or '
+                      'node_exporter_basic_auth_allow_http: true to accept that')
     cert, key = inputs.get('tls_cert_file') or '', inputs.get('tls_key_file') or ''
     if bool(cert) != bool(key):
         errors.append('node_exporter_tls_cert_file and node_exporter_tls_key_file must be set together '
@@ -225,10 +342,16 @@ def decide(inputs, platform, host, arch):
     goarch = {'x86_64': 'amd64', 'aarch64': 'arm64', 'ppc64le': 'ppc64le'}.get(arch)
     if inputs.get('source') == 'release' and not goarch:
         errors.append('node_exporter_source: release has no build for architecture %r here; use package' % arch)
+    if not errors:
+        errors.extend(_check_tls_files(inputs, node.get('files')))
+        account_error = check_account(inputs['user'], node.get('account'), node.get('status'))
+        if account_error:
+            errors.append(account_error)
     if errors:
         return {'errors': errors}
 
     release = inputs['source'] == 'release'
+    checksum = _release_checksum(inputs, goarch) if release else None
     if release:
         name = 'node_exporter-%s.linux-%s' % (inputs['version'], goarch)
         install_dir = '%s/%s' % (inputs['install_dir'], inputs['version'])
@@ -239,7 +362,8 @@ def decide(inputs, platform, host, arch):
         name, install_dir, url = None, None, None
         binary = platform['package_binary']
         service = platform['package_service']
-    web = web_config(inputs, host)
+    current = node.get('hashes') if isinstance(node.get('hashes'), dict) else {}
+    web = web_config(inputs, current)
     web_file = '%s/web-config.yml' % inputs['config_dir']
     args = ['--web.listen-address=%s' % inputs['listen_address'],
             '--collector.textfile.directory=%s' % inputs['textfile_dir']] + flags
@@ -257,10 +381,8 @@ def decide(inputs, platform, host, arch):
         'source_reason': ('upstream release %s, checksum-verified, from %s' % (inputs['version'], url)) if release
         else 'distribution package %s' % platform['package'],
         'release': {'name': name, 'url': url, 'archive': '%s.tar.gz' % name if name else None,
-                    'sha256': inputs.get('sha256') or '',
-                    'checksum': 'sha256:%s' % (inputs.get('sha256') or inputs['checksums_url'].replace(
-                        '{version}', inputs['version']).replace('{arch}', goarch)),
-                    'install_dir': install_dir} if release else None,
+                    'sha256': checksum[0], 'checksum': checksum[1], 'install_dir': install_dir,
+                    'partial_dir': '%s.partial' % install_dir} if release else None,
         'binary': binary,
         'link': '/usr/local/bin/node_exporter' if release else None,
         'service': service,
@@ -269,6 +391,7 @@ def decide(inputs, platform, host, arch):
         'exec_start': [('/usr/local/bin/node_exporter' if release else binary)] + args,
         'exec_start_line': ' '.join(systemd_quote(a) for a in
                                     [('/usr/local/bin/node_exporter' if release else binary)] + args),
+        'account': {'name': inputs['user'], 'group': inputs['group'], 'comment': ACCOUNT_COMMENT},
         'web_config': web,
         'web_config_file': web_file if web else None,
         'listen': {'host': host_part, 'port': port},

@@ -18,6 +18,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
 
 JOBS = ('node_exporter', 'dcgm_exporter')
@@ -92,6 +95,37 @@ def _job(name, inputs, file_sd_dir, auth):
     return job
 
 
+_DURATION = re.compile(r'([0-9]+(ms|s|m|h|d|w|y))+')
+_GROUP = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}')
+_LABEL = re.compile(r'[A-Za-z_][A-Za-z0-9_]{0,127}')
+_TARGET = re.compile(r'(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}')
+_CONTROL = re.compile(r'[\x00-\x1f\x7f\u0085\u2028\u2029]')
+
+
+def _value_errors(inputs):
+    """Values that reach prometheus.yml, the file system or promtool's command line."""
+    errors = []
+    for variable in ('status_file', 'promtool', 'node_exporter_tls_ca_file'):
+        value = inputs.get(variable)
+        if value or variable == 'status_file':
+            errors.extend(e for e in [owned_path_error(value, 'prometheus_' + variable)] if e)
+    for variable in ('scrape_interval', 'evaluation_interval'):
+        if not _DURATION.fullmatch(str(inputs.get(variable) or '')):
+            errors.append('prometheus_%s: %r is not a Prometheus duration such as 30s or 1m'
+                          % (variable, inputs.get(variable)))
+    for variable in ('node_exporter_group', 'dcgm_exporter_group'):
+        if not _GROUP.fullmatch(str(inputs.get(variable) or '')):
+            errors.append('prometheus_%s: %r is not an inventory group name' % (variable, inputs.get(variable)))
+    for key, value in sorted((inputs.get('external_labels') or {}).items(), key=lambda kv: str(kv[0])):
+        if not _LABEL.fullmatch(str(key)) or not isinstance(value, (str, int, float)) or _CONTROL.search(str(value)):
+            errors.append('prometheus_external_labels: %r: %r is not a label name and a one-line value' % (key, value))
+    errors.extend('prometheus_alertmanager_targets: %r is not HOST:PORT' % (target,)
+                  for target in inputs.get('alertmanager_targets') or [] if not _TARGET.fullmatch(str(target)))
+    errors.extend('prometheus_rules_files: %r is not a file on the controller' % (path,)
+                  for path in inputs.get('rules_files') or [] if not path or _CONTROL.search(str(path)))
+    return errors
+
+
 def check_inputs(inputs):
     """Errors (list of str, each naming the variable) the argument spec cannot catch."""
     errors = []
@@ -104,6 +138,17 @@ def check_inputs(inputs):
         value = inputs.get(variable) or ''
         if not value.startswith('/'):
             errors.append('prometheus_%s must be an absolute path, not %r' % (variable, value))
+        else:
+            errors.extend(e for e in [owned_path_error(value, 'prometheus_' + variable)] if e)
+    errors.extend(_value_errors(inputs))
+    # Grafana provisioning (templates grafana-*.yml.j2): directories the role creates, a URL.
+    for variable in ('grafana_dashboards_dir', 'grafana_provisioning_dir'):
+        error = inputs.get(variable) and owned_path_error(inputs[variable], 'prometheus_' + variable)
+        if error:
+            errors.append(error)
+    url = inputs.get('grafana_datasource_url') or ''
+    if url and not re.fullmatch(r'https?://[^\s\x00-\x1f\x7f"\'\\]+', url):
+        errors.append('prometheus_grafana_datasource_url: %r is not an http(s):// URL' % (url,))
     for index, job in enumerate(inputs.get('extra_scrape_configs') or []):
         if not isinstance(job, dict) or not job.get('job_name'):
             errors.append('prometheus_extra_scrape_configs[%d] must be a scrape config with a job_name' % index)

@@ -35,6 +35,15 @@ def test_node_exporter_plan_ok():
     assert result["errors"] == [] and result["service"] == "node_exporter"
 
 
+def test_node_exporter_plan_takes_what_the_host_read():
+    """The role passes node_exporter_host's read: an account the role did not create is refused."""
+    root = {"account": {"uid": 0, "gid": 0, "gecos": "root", "home": "/root", "shell": "/bin/bash"},
+            "hashes": {}, "status": None, "files": {}}
+    result = FILTERS["node_exporter_plan"](dict(defaults("node_exporter"), user="root"), DEBIAN, "gpu-01", "x86_64",
+                                           root)
+    assert result["errors"] and result["errors"][0].startswith("node_exporter_user: the account root exists")
+
+
 def test_prometheus_targets_from_hostvars():
     hostvars = {"gpu1": {"ansible_host": "10.0.0.1", "group_names": ["gpu_nodes"]},
                 "cpu1": {"ansible_host": "10.0.0.2", "group_names": ["cpu_nodes"],

@@ -14,7 +14,8 @@ with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "cont
 GOOD = {"version": "1.19.1", "accept_cves": [], "repo_url": "https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH)",
         "keyring_url": "https://nvidia.github.io/libnvidia-container/gpgkey", "keyring_checksum": "",
         "keyring_fingerprint": "C95B321B61E88C1809C4F759DDCAE044F796ECB0", "engines": [], "runtime_settings": {},
-        "status_file": "/etc/gpuops/nvidia_container_toolkit.json"}
+        "status_file": "/etc/gpuops/nvidia_container_toolkit.json",
+        "smoke_test_image": "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04"}
 
 
 def test_every_row_of_the_table_has_a_source_and_a_fix():

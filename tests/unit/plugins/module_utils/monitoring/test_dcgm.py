@@ -168,14 +168,6 @@ def test_unit_host_mode_exact_exec_start():
     assert "[Install]" in lines and "WantedBy=multi-user.target" in lines
 
 
-@pytest.mark.parametrize("arg,quoted", [
-    ("-a", "-a"), (":9400", ":9400"), ("[::1]:9400", "[::1]:9400"), ("a b", '"a b"'),
-    ("100%", "100%%"), ("$HOME", "$$HOME"), ('say "x"', '"say \\"x\\""'),
-])
-def test_systemd_quote(arg, quoted):
-    assert dcgm.systemd_quote(arg) == quoted
-
-
 @pytest.mark.parametrize("address,url", [
     (":9400", "http://127.0.0.1:9400/metrics"), ("0.0.0.0:9500", "http://127.0.0.1:9500/metrics"),
     ("10.1.2.3:9400", "http://10.1.2.3:9400/metrics"), ("[::]:9400", "http://[::1]:9400/metrics"),

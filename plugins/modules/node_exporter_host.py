@@ -1,0 +1,96 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: node_exporter_host
+short_description: Read what gpuops.dlserver.node_exporter decides on
+version_added: 0.2.0
+description:
+  - The one read of the host the C(gpuops.dlserver.node_exporter) role makes before it decides
+    (C(plugins/module_utils/monitoring/node_exporter_host.py)).
+  - "Reads: the passwd entry of the service account (an existing account the role did not create
+    is refused by the decision), the web configuration (bcrypt hashes that still verify their
+    password are kept), the role's last status file, and whether each TLS file exists and holds a
+    PEM certificate or private key."
+  - Changes nothing on the host.
+author:
+  - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  user:
+    description: The service account (C(node_exporter_user)).
+    type: str
+    required: true
+  web_config:
+    description: The web configuration file of node_exporter.
+    type: path
+    required: true
+  status_file:
+    description: The role's status file.
+    type: path
+    required: true
+  tls_files:
+    description: The TLS certificate and key files to check.
+    type: list
+    elements: path
+    default: []
+"""
+
+EXAMPLES = r"""
+- name: Read the host
+  gpuops.dlserver.node_exporter_host:
+    user: node-exp
+    web_config: /etc/node_exporter/web-config.yml
+    status_file: /etc/gpuops/node_exporter.json
+    tls_files: [/etc/node_exporter/tls/node.crt, /etc/node_exporter/tls/node.key]
+  register: node
+  no_log: true
+"""
+
+RETURN = r"""
+node:
+  description:
+    - "C(account) (C(uid), C(gid), C(gecos), C(home), C(shell); null when absent), C(hashes) (user to bcrypt
+      hash in the web configuration), C(status) (the last status record or null), C(files) (path to C(exists)
+      and C(pem), which is C(certificate), C(private key), C(unreadable) or null)."
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_host
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            user=dict(type='str', required=True),
+            web_config=dict(type='path', required=True),
+            status_file=dict(type='path', required=True),
+            tls_files=dict(type='list', elements='path', default=[]),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    node = node_exporter_host.read(params['user'], params['web_config'], params['status_file'], params['tls_files'])
+    module.exit_json(changed=False, node=node)
+
+
+if __name__ == '__main__':
+    main()

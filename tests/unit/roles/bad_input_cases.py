@@ -1,0 +1,170 @@
+"""Careless values for every variable of every role, and the role's own checks to run them through.
+
+Used by test_bad_input.py. ``cases()`` yields ``(role, variable, kind, value)`` from each role's
+meta/argument_specs.yml (so a new variable is covered without editing anything);
+``outcome(role, variable, value)`` converts the variable with the role's argument spec
+(core/role_inputs.py, what the preflight of every role does first) and runs the role's
+preflight checks - the same Python functions its preflight reaches - and returns
+``('refused', message)``, ``('accepted', None)`` or ``('crashed', error)``.
+"""
+import copy
+import os
+
+import yaml
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
+from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, node_exporter, prometheus_config
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+ROLES_DIR = os.path.join(REPO, "roles")
+
+HUGE = "a" * 5000
+SCALAR = [
+    ("newline", lambda good: good + "\n"),
+    ("newline_directive", lambda good: good + "\nExecStartPre=/bin/sh -c id"),
+    ("carriage_return", lambda good: good + "\r"),
+    ("shell", lambda good: "x; rm -rf /"),
+    ("substitution", lambda good: "$(touch /tmp/pwned)"),
+    ("traversal", lambda good: "../../etc/passwd"),
+    ("empty", lambda good: ""),
+    ("huge", lambda good: HUGE),
+    ("unicode", lambda good: "n\u00f6de-\u00ebxp\u2028"),
+    ("list", lambda good: [good]),
+    ("dict", lambda good: {"a": good}),
+]
+BOOL = [("word", "maybe"), ("two", 2), ("list", []), ("newline", "yes\n"), ("empty", "")]
+INT = [("word", "abc"), ("negative", -1), ("huge", 10 ** 12), ("bool", True), ("empty", ""), ("list", [1]),
+       ("newline", "5\n")]
+LIST = [("string", "x; rm -rf /"), ("none_item", [None]), ("newline_item", ["a\nb"]), ("nested", [["x"]]),
+        ("dict", {"a": 1}), ("shell_item", ["x; rm -rf /"]), ("traversal_item", ["../../etc/passwd"]),
+        ("empty_item", [""])]
+DICT = [("string", "k=v"), ("list", ["k"]), ("newline_key", {"k\n": "v"}), ("newline_value", {"k": "v\nx"}),
+        ("shell_key", {"x; rm -rf /": "y"}), ("nested_newline", {"k": {"deep": ["x\ny"]}})]
+
+
+_SPECS = {}
+
+
+def load_spec(role):
+    if role not in _SPECS:
+        _SPECS[role] = _read_spec(role)
+    return _SPECS[role]
+
+
+def _read_spec(role):
+    with open(os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")) as handle:
+        data = yaml.safe_load(handle) or {}
+    return ((data.get("argument_specs") or {}).get("main") or {}).get("options") or {}
+
+
+def roles():
+    return sorted(r for r in os.listdir(ROLES_DIR) if load_spec(r))
+
+
+def values_for(spec):
+    """``[(kind, value)]`` for a variable; kinds of typed variables start with their type (bool_newline)."""
+    kind = spec.get("type", "str")
+    table = {"bool": BOOL, "int": INT, "list": LIST, "dict": DICT}.get(kind)
+    if table:
+        return [("%s_%s" % (kind, name), value) for name, value in table]
+    default = spec.get("default")
+    good = default if isinstance(default, str) and default else "x"
+    return [(name, make(good)) for name, make in SCALAR]
+
+
+def cases():
+    for role in roles():
+        for variable, spec in sorted(load_spec(role).items()):
+            for kind, value in values_for(spec or {}):
+                yield role, variable, kind, value
+
+
+# What makes a variable's checks run: the variables that select the code path that reads it.
+CONTEXT = {
+    "dcgm_exporter": {
+        ("dcgm_exporter_image_registry", "dcgm_exporter_image_name", "dcgm_exporter_image_tag",
+         "dcgm_exporter_container_engine", "dcgm_exporter_container_gpu_access"): {"dcgm_exporter_mode": "container"},
+    },
+    "node_exporter": {
+        ("node_exporter_tls_cert_file",): {"node_exporter_tls_key_file": "/etc/node_exporter/tls.key"},
+        ("node_exporter_tls_key_file",): {"node_exporter_tls_cert_file": "/etc/node_exporter/tls.crt"},
+        ("node_exporter_basic_auth_users",): {"node_exporter_basic_auth_allow_http": True},
+    },
+    "python_stack": {
+        ("python_stack_uv_sha256", "python_stack_uv_version"): {"python_stack_installer": "uv"},
+    },
+    "volcano": {
+        ("volcano_manifest_src",): {"volcano_install_method": "manifest"},
+        ("volcano_manifest_checksum",): {"volcano_install_method": "manifest",
+                                         "volcano_manifest_src": "https://example.org/volcano-development.yaml"},
+    },
+}
+
+_DCGM_PLAN = {"roles": {"dcgm_exporter": {"run": True, "reason": "GPUs"}},
+              "dcgm": {"profiling": {"value": True, "reason": "data-centre GPUs"}}, "mig": {}}
+_DCGM_PLATFORM = {"repo_name": "debian12", "repo_arch": "x86_64", "config_dir": "/etc/dcgm-exporter"}
+_NE_PLATFORM = {"name": "Debian 12", "package": "prometheus-node-exporter",
+                "package_binary": "/usr/bin/prometheus-node-exporter", "package_service": "prometheus-node-exporter"}
+
+
+def _python_stack(inputs):
+    envs = copy.deepcopy(inputs.get("environments") or [])
+    _envs, problems = python_stack.normalise_all(envs, inputs)
+    return (list(problems) + python_stack.env_default_problems(inputs.get("env_defaults"))
+            + python_stack.option_problems(inputs))
+
+
+def _dcgm(inputs):
+    return [e["message"] for e in dcgm.decide(inputs, copy.deepcopy(_DCGM_PLAN), {}, dict(_DCGM_PLATFORM))["errors"]]
+
+
+def _node_exporter(inputs):
+    return node_exporter.decide(inputs, dict(_NE_PLATFORM), "gpu-01", "x86_64", {})["errors"]
+
+
+# The Python checks each role's preflight runs (through its module or filter).
+VALIDATORS = {
+    "dcgm_exporter": _dcgm,
+    "node_exporter": _node_exporter,
+    "nvidia_container_toolkit": container_toolkit.input_problems,
+    "nvidia_driver": nvidia_repo.input_problems,
+    "os_tuning": os_tuning.problems,
+    "prometheus": prometheus_config.check_inputs,
+    "python_stack": _python_stack,
+    "volcano": volcano.input_errors,
+}
+
+
+def context(role, variable):
+    for variables, extra in CONTEXT.get(role, {}).items():
+        if variable in variables:
+            return dict(extra)
+    return {}
+
+
+def outcome(role, variable, value):
+    """``(result, detail)``: refused (a message naming the variable), accepted, or crashed."""
+    prefix = role + "_"
+    values = context(role, variable)
+    values[variable] = copy.deepcopy(value)
+    try:
+        inputs = convert_inputs(load_spec(role), values, prefix)
+    except InputError as exc:
+        named = [p for p in exc.problems if variable in p]
+        return ("refused", named[0]) if named else ("crashed", "InputError not naming it: %s" % exc.problems)
+    try:
+        errors = VALIDATORS[role](inputs)
+    except Exception as exc:  # pylint: disable=broad-except
+        return "crashed", "%s: %s" % (type(exc).__name__, exc)
+    short = variable[len(prefix):]
+    named = [e for e in errors if variable in e or (role == "volcano" and short in e)]
+    if named:
+        return "refused", named[0]
+    if errors:
+        return "crashed", "refused, but no message names %s: %s" % (variable, errors)
+    return "accepted", None
