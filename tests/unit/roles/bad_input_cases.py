@@ -18,7 +18,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tun
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, node_exporter, prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo
-from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env, python_stack
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 ROLES_DIR = os.path.join(REPO, "roles")
@@ -114,9 +114,10 @@ _NE_PLATFORM = {"name": "Debian 12", "package": "prometheus-node-exporter",
 
 def _python_stack(inputs):
     envs = copy.deepcopy(inputs.get("environments") or [])
-    _envs, problems = python_stack.normalise_all(envs, inputs)
-    return (list(problems) + python_stack.env_default_problems(inputs.get("env_defaults"))
-            + python_stack.option_problems(inputs))
+    # The same checks, in the same order, as python_stack_env's plan action (stack_host.do_plan).
+    norm, problems = python_stack.normalise_all(envs, inputs)
+    return (list(problems) + node_env.env_default_problems(inputs.get("env_defaults"))
+            + python_stack.option_problems(inputs, norm))
 
 
 def _dcgm(inputs):

@@ -39,9 +39,8 @@ def test_node_exporter_plan_takes_what_the_host_read():
     """The role passes node_exporter_host's read: an account the role did not create is refused."""
     root = {"account": {"uid": 0, "gid": 0, "gecos": "root", "home": "/root", "shell": "/bin/bash"},
             "hashes": {}, "status": None, "files": {}}
-    result = FILTERS["node_exporter_plan"](dict(defaults("node_exporter"), user="root"), DEBIAN, "gpu-01", "x86_64",
-                                           root)
-    assert result["errors"] and result["errors"][0].startswith("node_exporter_user: the account root exists")
+    with pytest.raises(AnsibleFilterError, match=r"node_exporter_user: the account root exists"):
+        FILTERS["node_exporter_plan"](dict(defaults("node_exporter"), user="root"), DEBIAN, "gpu-01", "x86_64", root)
 
 
 def test_prometheus_targets_from_hostvars():
