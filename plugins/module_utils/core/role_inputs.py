@@ -28,8 +28,8 @@ import re
 
 TRUE_WORDS = ('true', 'yes', 'on', '1', 'y', 't')
 FALSE_WORDS = ('false', 'no', 'off', '0', 'n', 'f')
-_INT_RE = re.compile(r'^[+-]?[0-9]+$')
-_FLOAT_RE = re.compile(r'^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$')
+_INT_RE = re.compile(r'^[+-]?[0-9]+\Z')
+_FLOAT_RE = re.compile(r'^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\Z')
 SCALAR_TYPES = ('str', 'path', 'bool', 'int', 'float', 'raw')
 KNOWN_TYPES = SCALAR_TYPES + ('list', 'dict')
 

@@ -38,7 +38,7 @@ _NOT_AVAILABLE = ("", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unkn
                   "[Insufficient Permissions]", "[GPU is lost]", "[Requested functionality has been deprecated]")
 # nvidia-smi answers every value it cannot give with a bracketed text ("[Unknown Error]",
 # "[GPU requires reset]", ...): none of them is a value.
-_BRACKETED = re.compile(r"^\[.*\]$")
+_BRACKETED = re.compile(r"^\[.*\]\Z")
 # "CUDA Version: 12.4" up to R595; "CUDA UMD Version: 13.3" from R610 on
 _CUDA_RE = re.compile(r"CUDA (?:UMD )?Version:\s*([0-9]+\.[0-9]+)")
 

@@ -52,15 +52,15 @@ import re
 
 
 LINK_CODES = ('X', 'NV#', 'PIX', 'PXB', 'PHB', 'NODE', 'SYS', 'SOC', 'N/A')
-_LINK_CODE_RE = re.compile(r'^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|N/A)$')
+_LINK_CODE_RE = re.compile(r'^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|N/A)\Z')
 # ESC[4m ... ESC[0m, and the same text where a web page dropped the ESC byte.
 _ESCAPE_RE = re.compile(r'\x1b?\[[0-9;]*m')
-_GPU_NAME_RE = re.compile(r'^GPU\d+$')
-_NIC_INDEX_NAME_RE = re.compile(r'^NIC\d+$')
-_DEVICE_NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_.:-]*$')
-_INT_RE = re.compile(r'^\d+$')
-_CPU_RANGE_RE = re.compile(r'^(\d+)(?:-(\d+))?$')
-_NIC_LEGEND_ENTRY_RE = re.compile(r'^\s*(\S+?)\s*:\s*(\S+)\s*$')
+_GPU_NAME_RE = re.compile(r'^GPU\d+\Z')
+_NIC_INDEX_NAME_RE = re.compile(r'^NIC\d+\Z')
+_DEVICE_NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_.:-]*\Z')
+_INT_RE = re.compile(r'^\d+\Z')
+_CPU_RANGE_RE = re.compile(r'^(\d+)(?:-(\d+))?\Z')
+_NIC_LEGEND_ENTRY_RE = re.compile(r'^\s*(\S+?)\s*:\s*(\S+)\s*\Z')
 _TAB_SIZE = 8
 # A sanity bound, far above any kernel's NR_CPUS, so that garbage cannot ask for
 # a list of billions of CPUs.
