@@ -21,11 +21,15 @@ description:
 - Every check and decision of the C(gpuops.dlserver.node_exporter) role (C(plugins/module_utils/monitoring/node_exporter.py))
   - the listen address, each collector against node_exporter's collector list, the source (upstream release
   with URL and checksum, or the distribution package), paths, service name, command line, and the web
-  - C(errors) (always empty: bad input fails the filter), C(source), C(source_reason), C(release)
-    (C(name), C(url), C(archive), C(sha256), C(checksum), C(install_dir), C(partial_dir); null for the package),
-    C(binary), C(link),
-    C(service), C(unit_file), C(exec_start) (list), C(account) (C(name), C(group), C(comment)),
-    C(web_config) (dict or null), C(web_config_file),
+  configuration (TLS, basic auth with bcrypt hashes with a random salt; a hash already on the host is kept
+  while it verifies its password, so a second run writes the same file).
+- Refuses, naming the variable, an existing account the role did not create (root, www-data, ...), user and
+  group names that are not system names, system directories and paths that are not absolute and normal,
+  control characters in any value that reaches the unit, TLS files that are missing or hold no PEM
+  certificate or key, and basic auth over plain HTTP without O(node_exporter_basic_auth_allow_http).
+- Fails (raises, like every filter of the collection), naming each variable, on an invalid listen address, an
+  unknown collector, a malformed version or checksum, a certificate without key, or a password bcrypt cannot
+  hash, and on every refusal above; the message never contains a password.
 - Needs the Python package C(bcrypt) on the controller when basic auth users are set.
 positional: _input, platform, host, arch, node
 options:
@@ -65,12 +69,12 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-  - C(errors) (always empty: bad input fails the filter), C(source), C(source_reason), C(release)
-    (C(name), C(url), C(archive), C(sha256), C(checksum), C(install_dir), C(partial_dir); null for the package),
-    C(binary), C(link),
-    C(service), C(unit_file), C(exec_start) (list), C(account) (C(name), C(group), C(comment)),
-    C(web_config) (dict or null), C(web_config_file),
-    C(listen), C(verify) (C(url), C(scheme), C(basic_auth), C(user)).
+    - C(errors) (always empty, bad input fails the filter), C(source), C(source_reason), C(release)
+      (C(name), C(url), C(archive), C(sha256), C(checksum), C(install_dir), C(partial_dir); null for the package),
+      C(binary), C(link),
+      C(service), C(unit_file), C(exec_start) (list), C(account) (C(name), C(group), C(comment)),
+      C(web_config) (dict or null), C(web_config_file),
+      C(listen), C(verify) (C(url), C(scheme), C(basic_auth), C(user)).
   type: dict
 """
 
