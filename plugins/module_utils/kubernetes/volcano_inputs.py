@@ -19,7 +19,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import control_error, owned_path_error
-from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_tables import DNS1123_SUBDOMAIN
+from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_tables import CHART_REPO_URL, DNS1123_SUBDOMAIN
 
 MAX_PATH = 1024
 MAX_URL = 2048
@@ -32,7 +32,6 @@ CONTEXT = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.@:/+-]{0,252}')
 GROUP = re.compile(r'[A-Za-z_][A-Za-z0-9_]{0,254}')
 # An inventory host name (a name, an IPv4 or an IPv6 address).
 INVENTORY_HOST = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}')
-MANIFEST_URL = re.compile(r'https?://[A-Za-z0-9._~:/?#\[\]@!$&()*+,;=%-]+')
 # A key of the chart's values (one level of a dotted path).
 HELM_KEY = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}')
 # The smoke job's executable: a command name or an absolute path (it is exec'ed, never a shell line).
@@ -130,7 +129,7 @@ def access_errors(inputs):
     src = inputs.get('manifest_src')
     if inputs.get('install_method') == 'manifest' and src:
         if isinstance(src, str) and src.startswith(('http://', 'https://')):
-            if _too_long(src, MAX_URL) or not MANIFEST_URL.fullmatch(src):
+            if _too_long(src, MAX_URL) or not CHART_REPO_URL.fullmatch(src):
                 errors.append('volcano_manifest_src %r is not an http(s) URL without blanks (at most %d characters)'
                               % (src[:80], MAX_URL))
         else:
