@@ -19,6 +19,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.prometheus_config import target_address_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import format_plan_errors
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import build_host_plan, same_inputs
 
@@ -56,6 +57,8 @@ class ActionModule(ActionBase):
                 inputs[role] = convert_inputs(options, values, '%s_' % role)
             except InputError as exc:
                 problems.extend(exc.problems)
+        # the address this host publishes for Prometheus's file_sd targets (issue 19)
+        problems.extend(e for e in [target_address_error((inputs.get('prometheus') or {}).get('target_address'))] if e)
         if problems:
             result.update(failed=True, problems=problems,
                           msg='gpuops.dlserver: bad input, nothing was changed: %s.' % '; '.join(problems))

@@ -22,6 +22,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
+from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_inputs import access_errors
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_tables import (  # noqa: F401  pylint: disable=unused-import
     CHECKSUM_ANNOTATION, COMPATIBILITY, COMPATIBILITY_SOURCE, CORE_RESOURCES, DNS1123_LABEL, DNS1123_SUBDOMAIN,
     FOREIGN_LABEL_PREFIXES, GPU_OPERATOR_CRD, GPU_OPERATOR_NODE_LABEL, HIERARCHY_MIN_VERSION, JOB_DONE_PHASES,
@@ -89,7 +90,8 @@ def input_errors(inputs):
         if isinstance(inputs.get(key), str) and len(inputs[key]) > 63:
             errors.append('volcano_%s %r is longer than 63 characters' % (key, inputs[key]))
     runtime_class = inputs.get('device_plugin_runtime_class')
-    if runtime_class and not (isinstance(runtime_class, str) and DNS1123_LABEL.match(runtime_class)):
+    if runtime_class and not (isinstance(runtime_class, str) and _whole(DNS1123_LABEL, runtime_class)
+                              and len(runtime_class) <= 63):
         errors.append('volcano_device_plugin_runtime_class %r is not a RuntimeClass handler name (%s), or empty'
                       % (runtime_class, label))
     for key in ('device_plugin_image', 'smoke_image'):
@@ -121,6 +123,7 @@ def input_errors(inputs):
         errors.append('volcano_smoke_queue %r is neither default nor a queue of volcano_queues' % inputs['smoke_queue'])
     if inputs['smoke_workers'] < 0:
         errors.append('volcano_smoke_workers %d must be 0 (auto) or more' % inputs['smoke_workers'])
+    errors.extend(access_errors(inputs))
     return errors
 
 

@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import ipaddress
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
@@ -25,6 +26,30 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_ex
 
 JOBS = ('node_exporter', 'dcgm_exporter')
 _WILDCARD = ('', '0.0.0.0', '::')
+
+
+def target_address_error(value, variable='prometheus_target_address'):
+    """None, or why ``value`` (the address Prometheus scrapes a host at: a host name, an IPv4 or an
+    IPv6 address, bracketed or not) cannot be written into the file_sd targets. Empty is the default
+    (``ansible_host``, else the inventory name)."""
+    if value == '' or value is None:
+        return None
+    text = value if isinstance(value, str) else ''
+    inner = text[1:-1] if text.startswith('[') and text.endswith(']') else text
+    try:
+        if ':' in inner:
+            address, _sep, zone = inner.partition('%')
+            ipaddress.IPv6Address(address)
+            if _sep and not re.fullmatch(r'[A-Za-z0-9_.-]{1,15}', zone):
+                raise ValueError(zone)
+        elif inner != text or not inner:
+            raise ValueError(text)
+        else:
+            parse_listen_address('%s:1' % inner, variable)
+    except ValueError:
+        return ('%s: %r is not a host name, an IPv4 or an IPv6 address (one line, nothing else; the file_sd '
+                'targets get <address>:<port>)' % (variable, value))
+    return None
 
 
 def _target(address, listen, variable, default_port):
@@ -141,6 +166,7 @@ def check_inputs(inputs):
         else:
             errors.extend(e for e in [owned_path_error(value, 'prometheus_' + variable)] if e)
     errors.extend(_value_errors(inputs))
+    errors.extend(e for e in [target_address_error(inputs.get('target_address'))] if e)
     # Grafana provisioning (templates grafana-*.yml.j2): directories the role creates, a URL.
     for variable in ('grafana_dashboards_dir', 'grafana_provisioning_dir'):
         error = inputs.get(variable) and owned_path_error(inputs[variable], 'prometheus_' + variable)

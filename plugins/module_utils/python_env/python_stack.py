@@ -38,6 +38,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.node_en
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.requirements import (
     exact_version, lock_requirements, lower_bound, parse_requirement, render_requirement, valid_conda_package,
     valid_name, version_tuple)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.stack_inputs import (
+    option_input_problems, sha256_error, url_error)
 
 MARKER = '.gpuops-python-stack.json'
 SPEC_VERSION = 1
@@ -51,7 +53,6 @@ IMPORT_NAMES = {
 TORCH_FAMILY = ('torch', 'torchvision', 'torchaudio')
 
 _PYTHON = re.compile(r'3\.(\d{1,2})')
-_URL = re.compile(r'(https?|file)://\S+')
 _TAG = re.compile(r'cpu|cu\d{3}|rocm\d+(\.\d+)*')
 _SHA256 = re.compile(r'[0-9a-fA-F]{64}')
 _BUILD_SUFFIX = re.compile(r'[0-9a-f]{12}')
@@ -121,7 +122,7 @@ def normalise(env, inputs):
         problems.append('%s: conda packages need backend conda (this environment uses %s); move them to pip '
                         'or set backend: conda' % (where, out['backend']))
     for url in [out['index_url']] + list(out['extra_index_urls']):
-        if url and (not isinstance(url, str) or not _URL.fullmatch(url)):
+        if url and (not isinstance(url, str) or url_error(url, 'index URL')):
             problems.append('%s: index URL %r must be http(s):// or file://' % (where, url))
         elif url:
             problems.extend(insecure_index_problems([url], inputs.get('insecure_index_hosts'), where))
@@ -455,8 +456,10 @@ def option_problems(inputs, envs=None):
         problems.append('python_stack_conda_installer_sha256 must be the sha256 (64 hex digits) of '
                         'python_stack_conda_installer_url (%s); environments %s use the conda backend'
                         % (inputs.get('conda_installer_url'), ', '.join(conda)))
-    if int(inputs.get('keep_builds', 1)) < 0:
-        problems.append('python_stack_keep_builds must be 0 or more, not %s' % inputs.get('keep_builds'))
+    elif inputs.get('conda_installer_sha256'):
+        problems.extend(e for e in [sha256_error(inputs['conda_installer_sha256'],
+                                                 'python_stack_conda_installer_sha256')] if e)
+    problems.extend(option_input_problems(inputs))
     for key in ('prefix', 'conda_prefix'):
         if not valid_abs_path(inputs.get(key, '/')):
             problems.append('python_stack_%s must be an absolute path on one line, not %r' % (key, inputs.get(key)))
@@ -466,8 +469,9 @@ def option_problems(inputs, envs=None):
         problems.append('python_stack_insecure_index_hosts: %s is not a host[:port]' % ', '.join(repr(h) for h in bad))
     for key in ('pip_index_url', 'pytorch_index_url', 'nvidia_index_url'):
         url = inputs.get(key) or ''
-        if url and not _URL.fullmatch(url):
-            problems.append('python_stack_%s must be an http(s):// or file:// URL, not %r' % (key, url))
+        error = url and url_error(url, 'python_stack_%s' % key)
+        if error:
+            problems.append(error)
         elif url:
             problems.extend(insecure_index_problems([url], hosts, 'python_stack_%s' % key))
     return problems

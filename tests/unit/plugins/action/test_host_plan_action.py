@@ -70,3 +70,12 @@ def test_a_variable_that_cannot_be_evaluated_is_named(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "python_stack_prefix cannot be evaluated" in out
+
+
+def test_a_target_address_that_is_no_address_fails_naming_it(tmp_path):
+    # the address this host publishes for Prometheus's file_sd targets (issue 19)
+    res = run(tmp_path, "plan_cpu_only.yml", json.dumps({"prometheus_target_address": "10.9.9.9\n- targets: [x:1]"}))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "prometheus_target_address" in out and "is not a host name" in out
+    assert not (tmp_path / "out.json").exists()
