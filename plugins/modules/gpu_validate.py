@@ -349,14 +349,19 @@ def main():
     except ValueError as exc:
         module.fail_json(msg='gpu_validate: %s; nothing was measured' % exc)
     groups = p['groups']
-    measuring = not module.check_mode and ('performance' in groups or 'cross_node' in groups)
+    facts = p['gpu_facts']
+    gpus = facts.get('gpus') or []
+    device = 'cuda' if gpus and (facts.get('driver') or {}).get('loaded') else (
+        'cpu' if p['allow_cpu'] and not gpus else 'none')
+    measuring = not module.check_mode and (('performance' in groups and device != 'none') or 'cross_node' in groups)
     if measuring and not p['python']:
         module.fail_json(msg='gpu_validate: performance and cross_node need python (an environment with PyTorch)')
     if 'cross_node' in groups and (len(p['peers']) < 2 or not 0 <= p['rank'] < len(p['peers'])):
         module.fail_json(msg='gpu_validate: cross_node needs two or more peers and a rank among them')
-    facts = p['gpu_facts']
-    gpus = facts.get('gpus') or []
-    device = 'cuda' if gpus and (facts.get('driver') or {}).get('loaded') else ('cpu' if p['allow_cpu'] else 'none')
+    no_python = None
+    if measuring and not os.access(p['python'], os.X_OK):
+        no_python = ('%s is not an executable python: point gpu_validate_python at an environment with PyTorch '
+                     '(gpuops.dlserver.python_stack builds one)' % p['python'])
 
     def run_command(argv):
         return module.run_command(argv, environ_update={'LC_ALL': 'C'})
@@ -374,6 +379,8 @@ def main():
         if module.check_mode:
             checks.append(dict(health_checks.check('performance', 'skip', None, None, 'check mode: not measured'),
                                group='performance'))
+        elif no_python and device != 'none':
+            checks.append(dict(health_checks.check('performance', 'fail', None, None, no_python), group='performance'))
         elif device == 'none':
             checks.append(dict(health_checks.check(
                 'performance', 'fail' if gpus else 'skip', None, None,
@@ -381,7 +388,9 @@ def main():
                 'no GPU, and allow_cpu is false: not measured'), group='performance'))
         else:
             checks += [dict(c, group='performance') for c in _local(p, gpus, device, merged)]
-    if 'cross_node' in groups and not module.check_mode:
+    if 'cross_node' in groups and not module.check_mode and no_python:
+        checks.append(dict(health_checks.check('cross_allreduce', 'fail', None, None, no_python), group='cross_node'))
+    elif 'cross_node' in groups and not module.check_mode:
         checks += _cross(p, 'cuda' if device == 'cuda' else 'cpu', merged, p['host_name'])
     name, worst = report.verdict(checks)
     now = int(time.time())
