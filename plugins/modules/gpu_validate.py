@@ -20,8 +20,8 @@ description:
   - Performance runs C(plugins/module_utils/validate/measure.py) with the python O(python) names (an
     environment with PyTorch), handed to it with C(-c) - nothing is copied to the host. Each figure is
     reported with its fraction of the model's published peak (C(plugins/module_utils/hardware/gpu_peaks.py)).
-  - Without GPUs and with O(allow_cpu) the measurements run on the CPU with small sizes and are
-    reported as C(device: cpu), never judged as GPU results.
+  - "Without GPUs and with O(allow_cpu) the measurements run on the CPU with small sizes and are
+    reported as C(device: cpu), never judged as GPU results."
   - Cross-node tests (O(peers), two or more) run an all-reduce through C(torch.distributed) (NCCL on
     GPUs, gloo on the CPU) and C(iperf3) toward the first peer; every host of the group must run this
     module at the same time (one task of one play). Each is bounded by O(timeout).
@@ -85,7 +85,7 @@ options:
     description: Interpreter of the environment with PyTorch (performance and cross-node).
     type: path
   allow_cpu:
-    description: Without GPUs, run the measurements on the CPU (reported as C(device: cpu)).
+    description: "Without GPUs, run the measurements on the CPU (reported as C(device: cpu))."
     type: bool
     default: false
   thresholds:
@@ -133,6 +133,13 @@ options:
     description: Rewrite an unchanged verdict once its record is this old (keeps the stale alert quiet).
     type: int
     default: 604800
+  env_file:
+    description: A KEY=VALUE file (python_stack's NCCL environment) whose variables the measurements get; ignored when absent.
+    type: path
+  input_names:
+    description: How error messages name O(thresholds), O(thresholds_by_model) and O(balance_thresholds) (a role passes its variable names).
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -174,9 +181,12 @@ def _run(argv, timeout, env=None):
         return 127, '', str(exc)
 
 
-def _env(extra=None):
+_EXTRA_ENV = {}
+
+
+def _env():
     env = dict(os.environ, LC_ALL='C', CUDA_DEVICE_ORDER='PCI_BUS_ID')
-    env.update(extra or {})
+    env.update(_EXTRA_ENV)
     return env
 
 
@@ -341,13 +351,19 @@ def main():
         record_dir=dict(type='path', default='/etc/gpuops'),
         textfile_dir=dict(type='str', default='/var/lib/node_exporter/textfile'),
         refresh_seconds=dict(type='int', default=604800),
+        env_file=dict(type='path'),
+        input_names=dict(type='dict', default={}),
     ), supports_check_mode=True)
     p = module.params
     try:
-        merged = perf.validate_thresholds(p['thresholds'], p['thresholds_by_model'])
-        balance_checks.validate_thresholds(p['balance_thresholds'])
+        names = dict(thresholds='thresholds', thresholds_by_model='thresholds_by_model',
+                     balance_thresholds='balance_thresholds', **(p['input_names'] or {}))
+        merged = perf.validate_thresholds(p['thresholds'], p['thresholds_by_model'],
+                                          (names['thresholds'], names['thresholds_by_model']))
+        balance_checks.validate_thresholds(p['balance_thresholds'], names['balance_thresholds'])
     except ValueError as exc:
         module.fail_json(msg='gpu_validate: %s; nothing was measured' % exc)
+    _EXTRA_ENV.update(observe.env_file(p['env_file']))
     groups = p['groups']
     facts = p['gpu_facts']
     gpus = facts.get('gpus') or []

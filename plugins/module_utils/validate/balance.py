@@ -20,19 +20,19 @@ ADVICE = {'memory_ratio': 1.0, 'cpu_cores_per_gpu': 4, 'nic_gbps': 10}
 THRESHOLD_KEYS = ('memory_ratio', 'cpu_cores_per_gpu', 'nic_gbps', 'dataset_nvme')
 
 
-def validate_thresholds(thresholds):
-    """The balance thresholds the user set (None: warn only). Raises ValueError naming the key."""
+def validate_thresholds(thresholds, name='balance threshold'):
+    """The balance thresholds the user set (None: warn only). Raises ValueError naming ``name`` and the key."""
     out = {}
     for key, value in (thresholds or {}).items():
         if key not in THRESHOLD_KEYS:
-            raise ValueError('balance threshold %r is not one of %s' % (key, ', '.join(THRESHOLD_KEYS)))
+            raise ValueError('%s: %r is not one of %s' % (name, key, ', '.join(THRESHOLD_KEYS)))
         if value is None:
             continue
         if key == 'dataset_nvme':
             if not isinstance(value, bool):
-                raise ValueError('balance threshold dataset_nvme must be true or false, got %r' % (value,))
+                raise ValueError('%s: dataset_nvme must be true or false, got %r' % (name, value))
         elif isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ValueError('balance threshold %s must be a number above 0, got %r' % (key, value))
+            raise ValueError('%s: %s must be a number above 0, got %r' % (name, key, value))
         out[key] = value
     return out
 

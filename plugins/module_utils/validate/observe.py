@@ -140,6 +140,20 @@ def nics(sys_root='/sys'):
     return out
 
 
+_ENV_LINE_RE = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)=([^\n]*)')
+
+
+def env_file(path):
+    """KEY=VALUE lines of an EnvironmentFile (python_stack's NCCL settings); {} when absent."""
+    text = _read(path) if path else None
+    out = {}
+    for line in (text or '').splitlines():
+        match = _ENV_LINE_RE.fullmatch(line.strip())
+        if match:
+            out[match.group(1)] = match.group(2)
+    return out
+
+
 def fabric_manager_version(text):
     match = _FM_VERSION_RE.search(text or '')
     return match.group(1) if match else None

@@ -20,8 +20,8 @@ DEFAULT_THRESHOLDS = {'matmul': 0.6, 'memory_copy': 0.7, 'host_device': 0.6, 'al
                       'cross_allreduce': 0.3, 'network': 0.5}
 
 
-def validate_thresholds(thresholds, by_model):
-    """Merged thresholds; raises ValueError (naming the key) for a fraction outside (0, 1]."""
+def validate_thresholds(thresholds, by_model, names=('thresholds', 'thresholds_by_model')):
+    """Merged thresholds; raises ValueError (naming ``names`` and the key) for a fraction outside (0, 1]."""
     def one(where, table):
         out = {}
         for key, value in (table or {}).items():
@@ -32,12 +32,12 @@ def validate_thresholds(thresholds, by_model):
             out[key] = float(value)
         return out
     base = dict(DEFAULT_THRESHOLDS)
-    base.update(one('thresholds', thresholds))
+    base.update(one(names[0], thresholds))
     models = {}
     for model, table in (by_model or {}).items():
         if not isinstance(table, dict):
-            raise ValueError('thresholds_by_model.%s must be a dict of fractions, got %r' % (model, table))
-        models[str(model).lower()] = one('thresholds_by_model.%s' % model, table)
+            raise ValueError('%s.%s must be a dict of fractions, got %r' % (names[1], model, table))
+        models[str(model).lower()] = one('%s.%s' % (names[1], model), table)
     return {'default': base, 'models': models}
 
 

@@ -18,6 +18,7 @@ import re
 
 RANK = {'fail': 3, 'warn': 2, 'pass': 1, 'skip': 0}
 _LABEL_RE = re.compile(r'[A-Za-z0-9_.:\-/ ]{0,120}')
+_ADDRESS_RE = re.compile(r'[A-Za-z0-9_.:\-\[\]%]{1,253}')
 
 
 def verdict(checks):
@@ -108,3 +109,38 @@ def summary_line(verdict_name, worst, device):
     if worst.get('fraction') is not None:
         figure = ' %s of peak %s = %.0f%%' % (worst.get('measured'), worst.get('peak'), worst['fraction'] * 100)
     return '%s: %s %s%s (device: %s)' % (verdict_name, worst['check'], worst['subject'], figure, device)
+
+
+def peers(hosts, hostvars):
+    """The cross-node group as gpu_validate's ``peers``: name and address of each host, in inventory
+    order (``gpu_validate_address``, else ``ansible_host``, else the name). Raises ValueError for an
+    address with whitespace or a newline (it reaches a command line)."""
+    out = []
+    for name in hosts:
+        hv = hostvars.get(name) or {}
+        address = str(hv.get('gpu_validate_address') or hv.get('ansible_host') or name)
+        if not _ADDRESS_RE.fullmatch(address):
+            raise ValueError('gpu_validate_address of %s: %r is not a host name or IP address' % (name, address))
+        out.append({'name': str(name), 'address': address})
+    return out
+
+
+def fleet_table(hosts, hostvars):
+    """Lines of the fleet table: node, verdict, device, worst check, measured/peak (a node that did
+    not validate says so)."""
+    rows = [('node', 'verdict', 'device', 'worst check', 'measured/peak')]
+    for name in hosts:
+        val = (hostvars.get(name) or {}).get('gpuops_validate')
+        if not isinstance(val, dict):
+            rows.append((str(name), 'not run', '-', '-', '-'))
+            continue
+        worst = val.get('worst') or {}
+        figure = '-'
+        if worst.get('fraction') is not None:
+            figure = '%s/%s (%.0f%%)' % (worst.get('measured'), worst.get('peak'), worst['fraction'] * 100)
+        elif worst.get('value') is not None:
+            figure = '%s (expected %s)' % (worst.get('value'), worst.get('expected'))
+        check_name = '%s %s' % (worst.get('check'), worst.get('subject')) if worst else '-'
+        rows.append((str(name), str(val.get('verdict')), str(val.get('device')), check_name, figure))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return ['  '.join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]

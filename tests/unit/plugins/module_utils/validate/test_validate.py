@@ -169,6 +169,13 @@ def test_observe_parsers():
     assert observe.fabric_manager_version("nothing") is None
 
 
+def test_env_file(tmp_path):
+    path = tmp_path / "python_stack.env"
+    path.write_text("NCCL_DEBUG=WARN\nNCCL_IB_HCA=mlx5_0,mlx5_1\n# comment\nbad line\n")
+    assert observe.env_file(str(path)) == {"NCCL_DEBUG": "WARN", "NCCL_IB_HCA": "mlx5_0,mlx5_1"}
+    assert observe.env_file(str(tmp_path / "none")) == {}
+
+
 def test_dataset_device_and_host_reads(tmp_path):
     missing = observe.dataset_device(str(tmp_path / "nope"))
     assert "cannot stat" in missing["error"]
@@ -201,3 +208,25 @@ def test_measure_runs_on_cpu_with_real_torch():
     assert result["device"] == "cpu" and result["gpus"][0]["matmul_tflops"] > 0
     checks = perf.local_perf(result, [], perf.validate_thresholds({}, {}))
     assert all(c["status"] == "skip" and "device: cpu" in c["reason"] for c in checks)
+
+
+def test_peers():
+    hv = {"a": {"ansible_host": "10.0.0.1"}, "b": {"gpu_validate_address": "b.example"}, "c": {}}
+    assert report.peers(["a", "b", "c"], hv) == [
+        {"name": "a", "address": "10.0.0.1"}, {"name": "b", "address": "b.example"}, {"name": "c", "address": "c"}]
+    with pytest.raises(ValueError, match="gpu_validate_address of a"):
+        report.peers(["a"], {"a": {"gpu_validate_address": "10.0.0.1\n"}})
+
+
+def test_fleet_table():
+    hv = {"a": {"gpuops_validate": {"verdict": "fail", "device": "cuda", "worst": {
+              "check": "matmul", "subject": "GPU1", "measured": 400.0, "peak": 989.4, "fraction": 0.404}}},
+          "b": {"gpuops_validate": {"verdict": "fail", "device": "cpu", "worst": {
+              "check": "pcie_link", "subject": "GPU3", "value": "Gen4 x8", "expected": "Gen4 x16"}}},
+          "c": {"gpuops_validate": {"verdict": "pass", "device": "cpu", "worst": None}}, "d": {}}
+    lines = report.fleet_table(["a", "b", "c", "d"], hv)
+    assert lines[0].split() == ["node", "verdict", "device", "worst", "check", "measured/peak"]
+    assert lines[1].split() == ["a", "fail", "cuda", "matmul", "GPU1", "400.0/989.4", "(40%)"]
+    assert "Gen4 x8 (expected Gen4 x16)" in lines[2]
+    assert lines[3].split() == ["c", "pass", "cpu", "-", "-"]
+    assert lines[4].split() == ["d", "not", "run", "-", "-", "-"]
