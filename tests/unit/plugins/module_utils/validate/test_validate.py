@@ -230,3 +230,20 @@ def test_fleet_table():
     assert "Gen4 x8 (expected Gen4 x16)" in lines[2]
     assert lines[3].split() == ["c", "pass", "cpu", "-", "-"]
     assert lines[4].split() == ["d", "not", "run", "-", "-", "-"]
+
+
+def test_nvml_counters_through_the_binding(monkeypatch):
+    import fake_pynvml  # tests/unit, on sys.path through conftest
+    data = fake_pynvml.inject_device(fake_pynvml.load_host("a100-pcie-4gpu-degraded"), 0,
+                                     ecc_errors={"uncorrected_volatile": 2}, remapped_rows=[0, 0, 1, 0])
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml.make_module(data))
+    counters, reason = observe.nvml_counters(["0000:17:00.0", "0000:31:00.0", "0000:ff:00.0"], [])
+    assert reason is None
+    assert counters["0000:17:00.0"] == {"ecc_volatile_uncorrected": 2, "row_remap_pending": True,
+                                        "row_remap_failure": False, "retired_pages": None,
+                                        "retired_pages_pending": None}
+    assert counters["0000:31:00.0"]["ecc_volatile_uncorrected"] is None  # not in the fixture: not reported
+    assert "0000:ff:00.0" not in counters
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml.make_module(data, init_error="DRIVER_NOT_LOADED"))
+    counters, reason = observe.nvml_counters(["0000:17:00.0"], [])
+    assert counters == {} and "nvmlInit failed" in reason
