@@ -16,7 +16,7 @@ author: gpuops.dlserver contributors
 version_added: 0.2.0
 short_description: The fleet's gpu_validate verdicts as a table (node, verdict, device, worst check, measured/peak)
 description:
-  - One line per host of the list, from its C(gpuops_validate) fact; a host without it is C(not run).
+  - One line per host of the list, from its C(gpu_validate_report) fact; a host without it is C(not run).
 positional: _input, hostvars
 options:
   _input:

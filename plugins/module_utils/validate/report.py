@@ -130,7 +130,7 @@ def fleet_table(hosts, hostvars):
     not validate says so)."""
     rows = [('node', 'verdict', 'device', 'worst check', 'measured/peak')]
     for name in hosts:
-        val = (hostvars.get(name) or {}).get('gpuops_validate')
+        val = (hostvars.get(name) or {}).get('gpu_validate_report')
         if not isinstance(val, dict):
             rows.append((str(name), 'not run', '-', '-', '-'))
             continue

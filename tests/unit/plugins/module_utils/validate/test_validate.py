@@ -219,11 +219,11 @@ def test_peers():
 
 
 def test_fleet_table():
-    hv = {"a": {"gpuops_validate": {"verdict": "fail", "device": "cuda", "worst": {
+    hv = {"a": {"gpu_validate_report": {"verdict": "fail", "device": "cuda", "worst": {
               "check": "matmul", "subject": "GPU1", "measured": 400.0, "peak": 989.4, "fraction": 0.404}}},
-          "b": {"gpuops_validate": {"verdict": "fail", "device": "cpu", "worst": {
+          "b": {"gpu_validate_report": {"verdict": "fail", "device": "cpu", "worst": {
               "check": "pcie_link", "subject": "GPU3", "value": "Gen4 x8", "expected": "Gen4 x16"}}},
-          "c": {"gpuops_validate": {"verdict": "pass", "device": "cpu", "worst": None}}, "d": {}}
+          "c": {"gpu_validate_report": {"verdict": "pass", "device": "cpu", "worst": None}}, "d": {}}
     lines = report.fleet_table(["a", "b", "c", "d"], hv)
     assert lines[0].split() == ["node", "verdict", "device", "worst", "check", "measured/peak"]
     assert lines[1].split() == ["a", "fail", "cuda", "matmul", "GPU1", "400.0/989.4", "(40%)"]
