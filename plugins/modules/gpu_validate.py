@@ -158,44 +158,22 @@ validation:
   type: dict
 """
 
+import json
 import os
-import socket
-import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import balance as balance_checks
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import health as health_checks
-from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import measure, observe, perf, report
-
-
-def _run(argv, timeout, env=None):
-    try:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                              env=env, universal_newlines=True)
-        return proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired:
-        return 124, '', 'timed out after %d s' % timeout
-    except OSError as exc:
-        return 127, '', str(exc)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import measure, observe, perf, report, runner
 
 
 _EXTRA_ENV = {}
 
 
-def _env():
-    env = dict(os.environ, LC_ALL='C', CUDA_DEVICE_ORDER='PCI_BUS_ID')
-    env.update(_EXTRA_ENV)
-    return env
-
-
-def _free_port():
-    sock = socket.socket()
-    sock.bind(('127.0.0.1', 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
+def _run(argv, timeout):
+    return runner.run(argv, timeout, runner.environment(_EXTRA_ENV))
 
 
 def _observe(p, gpu_facts, run_command):
@@ -219,44 +197,32 @@ def _local(p, gpus, device, merged):
     python = p['python']
     results = []
     if device == 'cpu':
-        rc, out, err = _run(measure.argv(python, 'local', cpu=True, size_mib=p['size_mib']), 300, _env())
+        rc, out, err = _run(measure.argv(python, 'local', cpu=True, size_mib=p['size_mib']), 300)
         results = perf.local_perf(measure.parse(out) or _failed(err), gpus, merged)
     else:
         for index, gpu in enumerate(gpus):
             prefix = []
             if gpu.get('numa_node') is not None and os.path.exists('/usr/bin/numactl'):
                 prefix = ['/usr/bin/numactl', '--cpunodebind=%d' % gpu['numa_node'], '--membind=%d' % gpu['numa_node']]
-            rc, out, err = _run(prefix + measure.argv(python, 'local', gpu=index, size_mib=p['size_mib']), 600, _env())
+            rc, out, err = _run(prefix + measure.argv(python, 'local', gpu=index, size_mib=p['size_mib']), 600)
             results.extend(perf.local_perf(measure.parse(out) or _failed(err), gpus, merged))
     world = len(gpus) if device == 'cuda' else 2
     if world < 2:
         results.append(health_checks.check('allreduce', 'skip', None, None, 'one GPU: no all-reduce within the node'))
         return results
-    port = _free_port()
-    procs = []
-    for rank in range(world):
-        argv = measure.argv(python, 'allreduce', rank=rank, local_rank=rank if device == 'cuda' else None,
-                            world=world, master='127.0.0.1', port=port, timeout=p['timeout'],
-                            backend='nccl' if device == 'cuda' else 'gloo',
-                            size_mib=p['size_mib'] if device == 'cuda' else min(p['size_mib'], 16))
-        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
-                                      universal_newlines=True))
-    outs = [_communicate(proc, p['timeout'] + 120) for proc in procs]
-    first = measure.parse(outs[0][0]) or _failed(outs[0][1])
+    port = runner.free_port()
+    argvs = [measure.argv(python, 'allreduce', rank=rank, local_rank=rank if device == 'cuda' else None,
+                          world=world, master='127.0.0.1', port=port, timeout=p['timeout'],
+                          backend='nccl' if device == 'cuda' else 'gloo',
+                          size_mib=p['size_mib'] if device == 'cuda' else min(p['size_mib'], 16))
+             for rank in range(world)]
+    outs = runner.run_parallel(argvs, p['timeout'] + 120, runner.environment(_EXTRA_ENV))
+    first = measure.parse(outs[0][1]) or _failed(outs[0][2])
     threshold = perf.thresholds_for(merged, None)['allreduce']
     results.append(perf.allreduce_perf('allreduce', first, perf.node_allreduce_peak(gpus) if device == 'cuda' else None,
                                        threshold, 'all-reduce across the node\'s %d %s' % (
                                            world, 'GPUs (NCCL)' if device == 'cuda' else 'CPU ranks (gloo)')))
     return results
-
-
-def _communicate(proc, timeout):
-    try:
-        return proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        return out, (err or '') + '\ntimed out after %d s' % timeout
 
 
 def _failed(err):
@@ -271,11 +237,11 @@ def _cross(p, device, merged, host):
     argv = measure.argv(p['python'], 'allreduce', rank=rank, world=world, master=master['address'], port=p['port'],
                         timeout=p['timeout'], backend='nccl' if device == 'cuda' else 'gloo',
                         local_rank=0 if device == 'cuda' else None, size_mib=16)
-    rc, out, err = _run(argv, p['timeout'] + 60, _env())
+    rc, out, err = _run(argv, p['timeout'] + 60)
     result = measure.parse(out) or _failed(err)
     if result.get('error'):
-        result['error'] = 'rendezvous %s:%s (peer %s): %s' % (master['address'], p['port'], master['name'],
-                                                             result['error'])
+        result['error'] = 'rendezvous %s:%s (peer %s): %s' % (
+            master['address'], p['port'], master['name'], result['error'])
     entry = perf.allreduce_perf('cross_allreduce', result, None, merged['default']['cross_allreduce'],
                                 'all-reduce across %d nodes (%s)' % (world, 'NCCL' if device == 'cuda' else 'gloo'))
     entry['group'] = 'cross_node'
@@ -318,7 +284,6 @@ def _write(path, text):
 
 
 def _read_record(path):
-    import json
     try:
         with open(path) as handle:
             return json.load(handle)
@@ -385,8 +350,8 @@ def main():
     checks = []
     if 'health' in groups:
         seen = _observe(p, facts, run_command)
-        checks += [dict(c, group='health') for c in health_checks.health(facts, p['plan'], seen,
-                                                                          p['retired_page_limit'])]
+        found = health_checks.health(facts, p['plan'], seen, p['retired_page_limit'])
+        checks += [dict(c, group='health') for c in found]
     if 'balance' in groups:
         host = {'memory_mib': observe.memory_mib(), 'cpu_count': observe.cpu_count(),
                 'dataset': observe.dataset_device(p['dataset_path']), 'nics': observe.nics()}
@@ -421,7 +386,6 @@ def main():
     if write:
         if not os.path.isdir(p['record_dir']):
             os.makedirs(p['record_dir'], 0o755)
-        import json
         _write(record_path, json.dumps(record, indent=2, sort_keys=True) + '\n')
         _write(os.path.join(p['record_dir'], 'validate.txt'), report.readable(p['host_name'], name, worst, checks,
                                                                               device))

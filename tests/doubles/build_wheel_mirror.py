@@ -38,7 +38,7 @@ PYTORCH_PROJECTS = ('torch',)
 
 def _load(name):
     spec = importlib.util.spec_from_file_location(
-        'gpuops_' + name, os.path.join(REPO, 'plugins', 'module_utils', name + '.py'))
+        'gpuops_' + name.replace('/', '_'), os.path.join(REPO, 'plugins', 'module_utils', name + '.py'))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -80,8 +80,8 @@ def main(argv=None):
     parser.add_argument('--python-version', default='3.11')
     parser.add_argument('requirements', nargs='*', default=DEFAULT_REQUIREMENTS)
     args = parser.parse_args(argv)
-    ps = _load('python_stack')
-    mirror = _load('mirror')
+    ps = _load('python_env/python_stack')
+    mirror = _load('packages/mirror')
     os.makedirs(args.wheel_dir, exist_ok=True)
     cmd = [sys.executable, '-m', 'pip', 'download', '--quiet', '--disable-pip-version-check', '--only-binary', ':all:',
            '--python-version', args.python_version, '--platform', 'manylinux_2_28_x86_64', '--platform',

@@ -187,7 +187,7 @@ def check_memory_errors(gpu, counters, retired_page_limit):
                          'page retirement not reported (Ampere and newer remap rows instead)', label))
     elif retired > retired_page_limit or counters.get('retired_pages_pending'):
         out.append(check('retired_pages', 'fail', retired, retired_page_limit,
-                         '%s has %d retired page(s)%s (limit %d): replace the GPU, or reset it to apply pending '
+                         '%s has %s retired page(s)%s (limit %s): replace the GPU, or reset it to apply pending '
                          'retirements' % (label, retired, ', retirement pending' if counters.get(
                              'retired_pages_pending') else '', retired_page_limit), label))
     else:
@@ -211,9 +211,10 @@ def check_xids(events, gpus):
         seen.add(key)
         count = sum(1 for e in events if (e['pci_bus_id'], e['xid']) == key)
         subject = labels.get(event['pci_bus_id'], event['pci_bus_id'])
+        reason = '%s (%s): XID %d %s: %s' % (subject, event['pci_bus_id'], event['xid'], event['meaning'],
+                                             event['cause'])
         out.append(check('xid', 'fail' if event['critical'] else 'warn', 'XID %d x%d' % (event['xid'], count),
-                         'none', '%s (%s): XID %d %s: %s' % (subject, event['pci_bus_id'], event['xid'],
-                                                              event['meaning'], event['cause']), subject))
+                         'none', reason, subject))
     return out
 
 
@@ -261,7 +262,7 @@ def check_nvlinks(gpu):
                      label)
     if have < want:
         return check('nvlinks', 'fail', have, want,
-                     '%s has %d of %d NVLinks up: reseat the GPU/baseboard, check the NVSwitch trays and '
+                     '%s has %s of %s NVLinks up: reseat the GPU/baseboard, check the NVSwitch trays and '
                      'Fabric Manager' % (label, have, want), label)
     return check('nvlinks', 'pass', have, want, '', label)
 

@@ -89,8 +89,8 @@ def local_perf(result, gpus, merged):
         subject = 'GPU%s' % index
         peak = peak_for(gpu.get('pci_device_id'))
         if peak is None:
-            why = 'model unknown (%s, PCI id %s): measured, no verdict' % (entry.get('name'),
-                                                                         gpu.get('pci_device_id'))
+            why = 'model unknown (%s, PCI id %s): measured, no verdict' % (
+                entry.get('name'), gpu.get('pci_device_id'))
             out.append(_unjudged('matmul', subject, entry['matmul_tflops'], 'TFLOP/s', why))
             out.append(_unjudged('memory_copy', subject, entry['copy_gbps'], 'GB/s', why))
             out.append(_unjudged('host_device', subject, min(entry['h2d_gbps'], entry['d2h_gbps']), 'GB/s', why))

@@ -219,10 +219,10 @@ def test_peers():
 
 
 def test_fleet_table():
-    hv = {"a": {"gpu_validate_report": {"verdict": "fail", "device": "cuda", "worst": {
-              "check": "matmul", "subject": "GPU1", "measured": 400.0, "peak": 989.4, "fraction": 0.404}}},
-          "b": {"gpu_validate_report": {"verdict": "fail", "device": "cpu", "worst": {
-              "check": "pcie_link", "subject": "GPU3", "value": "Gen4 x8", "expected": "Gen4 x16"}}},
+    worst_a = {"check": "matmul", "subject": "GPU1", "measured": 400.0, "peak": 989.4, "fraction": 0.404}
+    worst_b = {"check": "pcie_link", "subject": "GPU3", "value": "Gen4 x8", "expected": "Gen4 x16"}
+    hv = {"a": {"gpu_validate_report": {"verdict": "fail", "device": "cuda", "worst": worst_a}},
+          "b": {"gpu_validate_report": {"verdict": "fail", "device": "cpu", "worst": worst_b}},
           "c": {"gpu_validate_report": {"verdict": "pass", "device": "cpu", "worst": None}}, "d": {}}
     lines = report.fleet_table(["a", "b", "c", "d"], hv)
     assert lines[0].split() == ["node", "verdict", "device", "worst", "check", "measured/peak"]
