@@ -229,21 +229,20 @@ def _failed(err):
     return {'error': (err or 'no output').strip()[-400:]}
 
 
-def _cross(p, device, merged, host):
+def _cross(p, merged, host):
     peers = p['peers']
     rank, world = p['rank'], len(peers)
     master = peers[0]
     results = []
     argv = measure.argv(p['python'], 'allreduce', rank=rank, world=world, master=master['address'], port=p['port'],
-                        timeout=p['timeout'], backend='nccl' if device == 'cuda' else 'gloo',
-                        local_rank=0 if device == 'cuda' else None, size_mib=16)
+                        timeout=p['timeout'], backend='auto', size_mib=16)
     rc, out, err = _run(argv, p['timeout'] + 60)
     result = measure.parse(out) or _failed(err)
     if result.get('error'):
         result['error'] = 'rendezvous %s:%s (peer %s): %s' % (
             master['address'], p['port'], master['name'], result['error'])
     entry = perf.allreduce_perf('cross_allreduce', result, None, merged['default']['cross_allreduce'],
-                                'all-reduce across %d nodes (%s)' % (world, 'NCCL' if device == 'cuda' else 'gloo'))
+                                'all-reduce across %d nodes (%s)' % (world, result.get('backend') or 'NCCL or gloo'))
     entry['group'] = 'cross_node'
     results.append(entry)
     if rank == 0:
@@ -332,14 +331,15 @@ def main():
     groups = p['groups']
     facts = p['gpu_facts']
     gpus = facts.get('gpus') or []
-    device = 'cuda' if gpus and (facts.get('driver') or {}).get('loaded') else (
-        'cpu' if p['allow_cpu'] and not gpus else 'none')
-    measuring = not module.check_mode and (('performance' in groups and device != 'none') or 'cross_node' in groups)
+    driver = bool(gpus and (facts.get('driver') or {}).get('loaded'))
+    device = 'cuda' if driver else ('cpu' if p['allow_cpu'] and not gpus else 'none')
+    measuring = not module.check_mode and (('performance' in groups and (driver or p['allow_cpu']))
+                                           or 'cross_node' in groups)
     if measuring and not p['python']:
         module.fail_json(msg='gpu_validate: performance and cross_node need python (an environment with PyTorch)')
     if 'cross_node' in groups and (len(p['peers']) < 2 or not 0 <= p['rank'] < len(p['peers'])):
         module.fail_json(msg='gpu_validate: cross_node needs two or more peers and a rank among them')
-    no_python = None
+    no_python, torch_gpus = None, None
     if measuring and not os.access(p['python'], os.X_OK):
         no_python = ('%s is not an executable python: point gpu_validate_python at an environment with PyTorch '
                      '(gpuops.dlserver.python_stack builds one)' % p['python'])
@@ -356,12 +356,33 @@ def main():
         host = {'memory_mib': observe.memory_mib(), 'cpu_count': observe.cpu_count(),
                 'dataset': observe.dataset_device(p['dataset_path']), 'nics': observe.nics()}
         checks += [dict(c, group='balance') for c in balance_checks.balance(facts, host, p['balance_thresholds'])]
+    # cross-node first: every host of the group gets here at about the same time (the rendezvous)
+    if 'cross_node' in groups and not module.check_mode and no_python:
+        checks.append(dict(health_checks.check('cross_allreduce', 'fail', None, None, no_python), group='cross_node'))
+    elif 'cross_node' in groups and not module.check_mode:
+        checks += _cross(p, merged, p['host_name'])
+    if 'performance' in groups and measuring and driver and not no_python:
+        # What PyTorch sees decides: GPUs on PCI that it cannot use fail performance, and with
+        # allow_cpu the measurements still run on the CPU, reported as such.
+        rc, out, err = _run(measure.argv(p['python'], 'devices'), 300)
+        torch_gpus = (measure.parse(out) or {}).get('device_count') or 0
+        if not torch_gpus:
+            device = 'cpu' if p['allow_cpu'] else 'none'
     if 'performance' in groups:
         if module.check_mode:
             checks.append(dict(health_checks.check('performance', 'skip', None, None, 'check mode: not measured'),
                                group='performance'))
-        elif no_python and device != 'none':
+        elif no_python and (driver or device != 'none'):
             checks.append(dict(health_checks.check('performance', 'fail', None, None, no_python), group='performance'))
+        elif driver and torch_gpus == 0:
+            checks.append(dict(health_checks.check(
+                'performance', 'fail', 0, len(gpus),
+                '%d GPU(s) on PCI with a loaded driver, but PyTorch (%s) sees none: a CPU build of torch, or a CUDA '
+                'build newer than the driver; no GPU figure measured%s' % (
+                    len(gpus), p['python'], ', the CPU measurements below are not GPU results'
+                    if device == 'cpu' else ''), 'host'), group='performance'))
+            if device == 'cpu':
+                checks += [dict(c, group='performance') for c in _local(p, [], 'cpu', merged)]
         elif device == 'none':
             checks.append(dict(health_checks.check(
                 'performance', 'fail' if gpus else 'skip', None, None,
@@ -369,10 +390,6 @@ def main():
                 'no GPU, and allow_cpu is false: not measured'), group='performance'))
         else:
             checks += [dict(c, group='performance') for c in _local(p, gpus, device, merged)]
-    if 'cross_node' in groups and not module.check_mode and no_python:
-        checks.append(dict(health_checks.check('cross_allreduce', 'fail', None, None, no_python), group='cross_node'))
-    elif 'cross_node' in groups and not module.check_mode:
-        checks += _cross(p, 'cuda' if device == 'cuda' else 'cpu', merged, p['host_name'])
     name, worst = report.verdict(checks)
     now = int(time.time())
     key = report.key_of(checks)

@@ -20,7 +20,8 @@ def _find(record, check, subject=None):
 
 def test_every_measurement_says_cpu(host, record):
     assert record["device"] == "cpu"
-    perf = [c for c in record["checks"] if c["group"] in ("performance", "cross_node") and c["check"] != "network"]
+    perf = [c for c in record["checks"] if c["group"] in ("performance", "cross_node")
+            and c["check"] not in ("network", "performance")]
     assert {c["check"] for c in perf} == {"matmul", "memory_copy", "allreduce", "cross_allreduce"}
     for c in perf:
         assert c["status"] == "skip" and "device: cpu" in c["reason"], c
@@ -38,6 +39,9 @@ def test_degraded_node_fails_with_the_right_reasons(host, record):
     assert _find(record, "ecc_uncorrected", "GPU1")[0]["status"] == "pass"
     assert _find(record, "gpu_count")[0]["status"] == "pass"  # NVML (the double) sees every PCI GPU
     assert _find(record, "driver_versions")[0]["status"] == "pass"
+    # the fixture's GPUs have a "loaded" driver, but the CPU torch sees none: no GPU figure, said so
+    torch = _find(record, "performance", "host")[0]
+    assert torch["status"] == "fail" and "4 GPU(s) on PCI with a loaded driver, but PyTorch" in torch["reason"]
     report = host.file("/etc/gpuops/validate.txt").content_string
     assert report.startswith("gpu_validate on val-a100: FAIL (device: cpu)")
     prom = host.file(PROM).content_string

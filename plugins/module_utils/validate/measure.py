@@ -7,10 +7,12 @@ hands python_stack_verify.py: ``argv()`` below. It measures and prints one JSON 
 MARKER; it decides nothing (plugins/module_utils/validate/perf.py judges). It imports nothing of
 Ansible or the collection, because the environment has neither.
 
+    <env>/bin/python -c "<source>" --mode devices
     <env>/bin/python -c "<source>" --mode local [--cpu | --gpu INDEX] [--size-mib N]
     <env>/bin/python -c "<source>" --mode allreduce --rank R --world N --master ADDR --port P
-                                   [--backend nccl|gloo] [--timeout S] [--size-mib N]
+                                   [--backend nccl|gloo|auto] [--timeout S] [--size-mib N]
 
+- devices: the PyTorch version, the CUDA it was built for and the GPUs it sees;
 - local: per GPU, a bfloat16 matrix multiply (float16 where the GPU has no bfloat16) in TFLOP/s,
   a device-to-device copy in GB/s (bytes read plus written), and pinned host-to-device and
   device-to-host copies in GB/s from the GPU's own NUMA node (the caller pins the process);
@@ -97,6 +99,13 @@ def _host_device(torch, device, size_mib, repeat):
     return round(host.numel() / h2d / 1e9, 3), round(host.numel() / d2h / 1e9, 3)
 
 
+def devices(args):
+    import torch
+    available = bool(torch.cuda.is_available())
+    return {'torch': torch.__version__, 'cuda_build': torch.version.cuda, 'cuda_available': available,
+            'device_count': torch.cuda.device_count() if available else 0}
+
+
 def local(args):
     import torch
     result = {'torch': torch.__version__, 'gpus': []}
@@ -134,6 +143,8 @@ def allreduce(args):
     import torch
     import torch.distributed as dist
     backend = args.backend
+    if backend == 'auto':  # across nodes: NCCL where PyTorch sees a GPU (every node of a group alike)
+        backend = 'nccl' if torch.cuda.is_available() else 'gloo'
     device = 'cpu'
     if backend == 'nccl':
         local_rank = args.local_rank if args.local_rank is not None else 0
@@ -171,7 +182,7 @@ def allreduce(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument('--mode', choices=['local', 'allreduce'], required=True)
+    parser.add_argument('--mode', choices=['devices', 'local', 'allreduce'], required=True)
     parser.add_argument('--cpu', action='store_true')
     parser.add_argument('--gpu', type=int, default=None)
     parser.add_argument('--size-mib', type=int, default=256)
@@ -180,11 +191,11 @@ def main():
     parser.add_argument('--world', type=int, default=1)
     parser.add_argument('--master', default='127.0.0.1')
     parser.add_argument('--port', type=int, default=29500)
-    parser.add_argument('--backend', choices=['nccl', 'gloo'], default='gloo')
+    parser.add_argument('--backend', choices=['nccl', 'gloo', 'auto'], default='gloo')
     parser.add_argument('--timeout', type=int, default=20)
     args = parser.parse_args()
     try:
-        result = local(args) if args.mode == 'local' else allreduce(args)
+        result = {'devices': devices, 'local': local, 'allreduce': allreduce}[args.mode](args)
     except Exception as exc:  # pylint: disable=broad-except
         result = {'error': '%s: %s' % (type(exc).__name__, exc), 'mode': args.mode}
     result['python'] = '%d.%d.%d' % sys.version_info[:3]

@@ -95,3 +95,16 @@ def test_cpu_run_with_real_torch_is_never_a_gpu_result(dirs):
     assert all("device: cpu" in c["reason"] for c in val["checks"])
     prom = open(os.path.join(dirs["textfile_dir"], "gpuops_validate.prom")).read()
     assert 'gpuops_validate_ok{device="cpu"} 1' in prom and "fraction_of_peak{" not in prom
+
+
+@pytest.mark.skipif(not os.environ.get("GPUOPS_TEST_TORCH_PYTHON"),
+                    reason="GPUOPS_TEST_TORCH_PYTHON (a python with CPU torch) not set")
+def test_gpus_torch_cannot_see_fail_and_cpu_figures_are_not_gpu_results(dirs):
+    facts = dict(NO_DRIVER, driver={"loaded": True, "version": "550.127.05"})
+    res = _run(gpu_facts=facts, groups=["performance"], allow_cpu=True, size_mib=8,
+               python=os.environ["GPUOPS_TEST_TORCH_PYTHON"], **dirs)
+    val = res["validation"]
+    assert val["device"] == "cpu" and val["verdict"] == "fail"
+    first = val["checks"][0]
+    assert first["check"] == "performance" and "PyTorch" in first["reason"] and "not GPU results" in first["reason"]
+    assert all("device: cpu" in c["reason"] for c in val["checks"][1:])
