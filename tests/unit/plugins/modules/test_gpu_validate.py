@@ -108,3 +108,18 @@ def test_gpus_torch_cannot_see_fail_and_cpu_figures_are_not_gpu_results(dirs):
     first = val["checks"][0]
     assert first["check"] == "performance" and "PyTorch" in first["reason"] and "not GPU results" in first["reason"]
     assert all("device: cpu" in c["reason"] for c in val["checks"][1:])
+
+
+@pytest.mark.skipif(not os.environ.get("GPUOPS_TEST_TORCH_PYTHON"),
+                    reason="GPUOPS_TEST_TORCH_PYTHON (a python with CPU torch) not set")
+def test_unreachable_peer_fails_naming_peer_and_port_while_others_run(dirs):
+    res = _run(gpu_facts=CPU_ONLY, groups=["balance", "cross_node"], timeout=3, port=1, iperf3_port=2,
+               peers=[{"name": "gone", "address": "127.0.0.1"}, {"name": "n1", "address": "127.0.0.1"}], rank=1,
+               python=os.environ["GPUOPS_TEST_TORCH_PYTHON"], **dirs)
+    val = res["validation"]
+    checks = dict((c["check"], c) for c in val["checks"])
+    assert checks["cross_allreduce"]["status"] == "fail"
+    assert "rendezvous 127.0.0.1:1 (peer gone)" in checks["cross_allreduce"]["reason"]
+    assert checks["network"]["status"] == "fail"
+    assert "iperf3 to gone (127.0.0.1) port 2 failed" in checks["network"]["reason"]
+    assert "system_memory" in checks  # the other checks still ran
