@@ -323,7 +323,8 @@ def main():
     p = module.params
     try:
         names = dict(thresholds='thresholds', thresholds_by_model='thresholds_by_model',
-                     balance_thresholds='balance_thresholds', **(p['input_names'] or {}))
+                     balance_thresholds='balance_thresholds')
+        names.update(p['input_names'] or {})
         merged = perf.validate_thresholds(p['thresholds'], p['thresholds_by_model'],
                                           (names['thresholds'], names['thresholds_by_model']))
         balance_checks.validate_thresholds(p['balance_thresholds'], names['balance_thresholds'])

@@ -39,6 +39,12 @@ def test_bad_thresholds_fail_before_running(dirs, bad):
     assert not os.path.exists(dirs["record_dir"])
 
 
+def test_messages_name_the_role_variables(dirs):
+    res = _run(gpu_facts=CPU_ONLY, groups=["health"], thresholds={"matmul": 2},
+               input_names={"thresholds": "gpu_validate_thresholds"}, **dirs)
+    assert res["failed"] and "gpu_validate_thresholds.matmul must be a fraction" in res["msg"]
+
+
 def test_no_driver_fails_health_with_the_cause_and_writes_once(dirs):
     res = _run(gpu_facts=NO_DRIVER, groups=["health", "balance", "performance"], **dirs)
     assert res["changed"] is True
