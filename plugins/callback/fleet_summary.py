@@ -189,6 +189,9 @@ class CallbackModule(CallbackBase):
             lines.append("  python env %s (%s, Python %s): %s: %s" % (
                 env.get("name"), env.get("backend"), ver.get("python") or env.get("python"), state,
                 ver.get("summary") or "; ".join(ver.get("problems") or []) or "-"))
+        validation = published.get("validate") or {}
+        if validation:
+            lines.append("  validation: %s" % validation.get("summary"))
         plan_roles = plan.get("roles") or {}
         names = [r for r in roles if r != "(playbook)" and not (r.startswith("(") and not roles[r]["failed"])]
         names += [r for r in plan_roles if r not in names]

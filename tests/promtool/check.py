@@ -9,7 +9,7 @@
    tests/promtool/gpu.rules.test.yml; every alert must have a test where it fires and one
    where it stays silent, and a summary and description.
 3. `promtool check metrics` on the GPU textfile rendered for every fixture host
-   (tests/fixtures/hosts: sysfs tree -> probe -> plan -> render).
+   (tests/fixtures/hosts: sysfs tree -> probe -> plan -> render), and on gpu_validate's textfile.
 4. Every PromQL query of the Grafana dashboard, as a recording rule, through `promtool check rules`
    (a typo in a panel query fails here), and every metric it reads is one the rules, DCGM's
    counters, node_exporter or the textfile provides.
@@ -33,6 +33,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import gpu_pl
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import gpu_probe  # noqa: E402
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import gpu_textfile  # noqa: E402
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config  # noqa: E402
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import health as validate_health  # noqa: E402
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import report as validate_report  # noqa: E402
 import build_sysfs  # noqa: E402
 
 RULES = os.path.join(REPO, "roles", "prometheus", "files", "rules", "gpu.rules.yml")
@@ -137,6 +139,22 @@ def textfiles(promtool, work):
         del proc
 
 
+def validation_textfile(promtool):
+    """gpu_validate's textfile (module_utils/validate/report.py) for the degraded A100 fixture's health
+    at PCI depth (driver not loaded: a failing node) passes promtool check metrics."""
+    spec = os.path.join(REPO, "tests", "fixtures", "hosts", "a100-pcie-4gpu-degraded", "spec.json")
+    with tempfile.TemporaryDirectory() as work:
+        with open(spec) as fh:
+            build_sysfs.build(json.load(fh), work)
+        facts = gpu_probe.probe(sysfs_root=work, procfs_root=os.path.join(work, "noproc"), nvml="disabled",
+                                nvidia_smi="disabled")
+    checks = [dict(c, group="health") for c in validate_health.health(facts, {}, {})]
+    name, dummy = validate_report.verdict(checks)
+    text = validate_report.textfile(checks, name, 1700000000, "none")
+    run(promtool, "check", "metrics", input=text)
+    check('gpuops_validate_ok{device="none"} 0' in text, "validation textfile of a failing node carries ok 0")
+
+
 def dashboard(promtool, work):
     with open(DASHBOARD) as fh:
         dash = json.load(fh)
@@ -171,6 +189,7 @@ def main():
         run(promtool, "test", "rules", TESTS)
         alerts_tested()
         textfiles(promtool, work)
+        validation_textfile(promtool)
         dashboard(promtool, work)
     if FAILED:
         print("promtool stage: %d check(s) FAILED" % len(FAILED))

@@ -27,7 +27,10 @@ Injections, for the failure paths:
 * ``missing_attrs=(...)``: the function does not exist at all (AttributeError),
   as with an old binding;
 * ``init_error="DRIVER_NOT_LOADED"`` (or the fixture's ``init_error``):
-  ``nvmlInit`` raises that error.
+  ``nvmlInit`` raises that error;
+* memory error counters (gpuops.dlserver.gpu_validate): a device's ``ecc_errors``
+  (``{"uncorrected_volatile": 2}``), ``remapped_rows`` and ``retired_pages`` answer
+  nvmlDeviceGetTotalEccErrors/RemappedRows/RetiredPages; ``inject_device()`` adds them.
 
 Use::
 
@@ -215,6 +218,13 @@ def load_host(host):
     path = host if os.path.isfile(host) else os.path.join(HOSTS_DIR, host, "nvml.json")
     with open(path) as handle:
         return json.load(handle)
+
+
+def inject_device(data, index, **fields):
+    """A copy of nvml.json ``data`` with ``fields`` set on device ``index`` (e.g. ecc_errors)."""
+    data = json.loads(json.dumps(data))
+    data["devices"][index].update(fields)
+    return data
 
 
 def from_host(host, **kwargs):
@@ -411,6 +421,24 @@ def make_module(data, lost=(), missing=(), missing_attrs=(), init_error=None):
         if not topology:
             fail("NOT_SUPPORTED")
         return _LEVELS[topology[handle_a.index][handle_b.index]]
+
+    # Memory error counters (gpu_validate): a device's "ecc_errors" {"uncorrected_volatile": n, ...},
+    # "remapped_rows" [corrected, uncorrected, pending, failure] and "retired_pages" {"0": [...], "1": [...]}
+    # (by cause); a device without them answers NOT_SUPPORTED, as GeForce boards do.
+    def nvmlDeviceGetTotalEccErrors(handle, error_type, counter_type):
+        dev = device("nvmlDeviceGetTotalEccErrors", handle)
+        key = "%s_%s" % ({0: "corrected", 1: "uncorrected"}.get(error_type, "?"),
+                         {0: "volatile", 1: "aggregate"}.get(counter_type, "?"))
+        return field(field(dev, "ecc_errors"), key)
+
+    def nvmlDeviceGetRemappedRows(handle):
+        return tuple(field(device("nvmlDeviceGetRemappedRows", handle), "remapped_rows"))
+
+    def nvmlDeviceGetRetiredPages(handle, cause):
+        return list(field(field(device("nvmlDeviceGetRetiredPages", handle), "retired_pages"), str(cause)))
+
+    def nvmlDeviceGetRetiredPagesPendingStatus(handle):
+        return int(field(device("nvmlDeviceGetRetiredPagesPendingStatus", handle), "retired_pages_pending"))
 
     functions = dict(
         (name, value) for name, value in locals().items()

@@ -78,3 +78,11 @@ def test_python_stack_verification_is_shown(tmp_path):
     lines = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published_data)
     assert "  python env pytorch (venv, Python 3.11.2): verified: torch 2.13.0+cpu CPU (bfloat16 step ok)" in lines
     assert "  python env tf (conda, Python 3.10): FAILED: environment tf: TensorFlow lists no GPU" in lines
+
+
+def test_validation_line_is_shown():
+    published_data = {"validate": {"verdict": "fail", "device": "cpu",
+                                   "summary": "fail: pcie_link GPU3 (device: cpu)"}}
+    lines = CallbackModule.host_lines("lab-a100", {"changed": 0}, {}, published_data)
+    assert "  validation: fail: pcie_link GPU3 (device: cpu)" in lines
+    assert not [line for line in CallbackModule.host_lines("h", {"changed": 0}, {}, {}) if "validation" in line]

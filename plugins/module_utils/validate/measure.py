@@ -1,0 +1,206 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What gpuops.dlserver.gpu_validate runs INSIDE the user's Python environment (the one
+python_stack built, with PyTorch), handed to its python with ``-c`` the way python_stack_env
+hands python_stack_verify.py: ``argv()`` below. It measures and prints one JSON object after
+MARKER; it decides nothing (plugins/module_utils/validate/perf.py judges). It imports nothing of
+Ansible or the collection, because the environment has neither.
+
+    <env>/bin/python -c "<source>" --mode devices
+    <env>/bin/python -c "<source>" --mode local [--cpu | --gpu INDEX] [--size-mib N]
+    <env>/bin/python -c "<source>" --mode allreduce --rank R --world N --master ADDR --port P
+                                   [--backend nccl|gloo|auto] [--timeout S] [--size-mib N]
+
+- devices: the PyTorch version, the CUDA it was built for and the GPUs it sees;
+- local: per GPU, a bfloat16 matrix multiply (float16 where the GPU has no bfloat16) in TFLOP/s,
+  a device-to-device copy in GB/s (bytes read plus written), and pinned host-to-device and
+  device-to-host copies in GB/s from the GPU's own NUMA node (the caller pins the process);
+  with ``--cpu`` (no GPU, allowed by the user) the same matrix multiply and copy on the CPU with
+  small sizes, reported as ``device: cpu`` - never a GPU figure;
+- allreduce: one rank of torch.distributed (NCCL on GPUs, gloo on the CPU) through
+  ``tcp://ADDR:PORT``; rank 0 prints the bus bandwidth (algorithm bandwidth x 2(n-1)/n, as
+  nccl-tests defines it), every rank its own time; joining is bounded by ``--timeout``.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import json
+import os
+import sys
+import time
+
+MARKER = 'GPUOPS-VALIDATE '
+
+
+def _own_source():
+    if os.path.isfile(__file__):
+        with open(__file__, 'rb') as handle:
+            return handle.read().decode('utf-8')
+    return __loader__.get_data(__file__).decode('utf-8')  # noqa: F821 pylint: disable=undefined-variable
+
+
+def argv(python, mode, **options):
+    """The command that runs this file's ``mode`` with ``python``; options become ``--key value``."""
+    cmd = [python, '-c', _own_source(), '--mode', mode]
+    for key in sorted(options):
+        value = options[key]
+        if value is None or value is False:
+            continue
+        flag = '--' + key.replace('_', '-')
+        cmd.extend([flag] if value is True else [flag, str(value)])
+    return cmd
+
+
+def parse(out):
+    """The JSON object printed after MARKER, or None."""
+    for line in (out or '').splitlines():
+        if line.startswith(MARKER):
+            try:
+                return json.loads(line[len(MARKER):])
+            except ValueError:
+                return None
+    return None
+
+
+def _timed(torch, device, fn, repeat):
+    fn()
+    if device != 'cpu':
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    for dummy in range(repeat):
+        fn()
+    if device != 'cpu':
+        torch.cuda.synchronize(device)
+    return (time.perf_counter() - start) / repeat
+
+
+def _matmul(torch, device, dtype, n, repeat):
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    seconds = _timed(torch, device, lambda: torch.matmul(a, b), repeat)
+    return round(2.0 * n ** 3 / seconds / 1e12, 4)
+
+
+def _copy(torch, device, size_mib, repeat):
+    src = torch.empty(size_mib * 1048576, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    seconds = _timed(torch, device, lambda: dst.copy_(src), repeat)
+    return round(2.0 * src.numel() / seconds / 1e9, 3)
+
+
+def _host_device(torch, device, size_mib, repeat):
+    host = torch.empty(size_mib * 1048576, dtype=torch.uint8).pin_memory()
+    dev = torch.empty(host.numel(), dtype=torch.uint8, device=device)
+    h2d = _timed(torch, device, lambda: dev.copy_(host, non_blocking=True), repeat)
+    d2h = _timed(torch, device, lambda: host.copy_(dev, non_blocking=True), repeat)
+    return round(host.numel() / h2d / 1e9, 3), round(host.numel() / d2h / 1e9, 3)
+
+
+def devices(args):
+    import torch
+    available = bool(torch.cuda.is_available())
+    return {'torch': torch.__version__, 'cuda_build': torch.version.cuda, 'cuda_available': available,
+            'device_count': torch.cuda.device_count() if available else 0}
+
+
+def local(args):
+    import torch
+    result = {'torch': torch.__version__, 'gpus': []}
+    if args.cpu:
+        torch.manual_seed(0)
+        result['device'] = 'cpu'
+        result['gpus'] = [{'index': None, 'name': 'cpu', 'device': 'cpu', 'dtype': 'bfloat16',
+                           'matmul_tflops': _matmul(torch, 'cpu', torch.bfloat16, 256, 3),
+                           'copy_gbps': _copy(torch, 'cpu', min(args.size_mib, 64), 3)}]
+        return result
+    if not torch.cuda.is_available():
+        result['device'] = 'none'
+        result['error'] = 'torch.cuda.is_available() is false: PyTorch sees no GPU (CPU build, or no driver)'
+        return result
+    result['device'] = 'cuda'
+    indexes = [args.gpu] if args.gpu is not None else range(torch.cuda.device_count())
+    for index in indexes:
+        device = 'cuda:%d' % index
+        torch.cuda.set_device(index)
+        bf16 = torch.cuda.is_bf16_supported()
+        dtype = torch.bfloat16 if bf16 else torch.float16
+        h2d, d2h = _host_device(torch, device, args.size_mib, 5)
+        result['gpus'].append({
+            'index': index, 'name': torch.cuda.get_device_name(index), 'device': 'cuda',
+            'dtype': 'bfloat16' if bf16 else 'float16',
+            'matmul_tflops': _matmul(torch, device, dtype, 8192, 20),
+            'copy_gbps': _copy(torch, device, args.size_mib, 10),
+            'h2d_gbps': h2d, 'd2h_gbps': d2h,
+        })
+    return result
+
+
+def allreduce(args):
+    import datetime
+    import torch
+    import torch.distributed as dist
+    backend = args.backend
+    if backend == 'auto':  # across nodes: NCCL where PyTorch sees a GPU (every node of a group alike)
+        backend = 'nccl' if torch.cuda.is_available() else 'gloo'
+    device = 'cpu'
+    if backend == 'nccl':
+        local_rank = args.local_rank if args.local_rank is not None else 0
+        torch.cuda.set_device(local_rank)
+        device = 'cuda:%d' % local_rank
+    result = {'rank': args.rank, 'world': args.world, 'backend': backend,
+              'device': 'cpu' if device == 'cpu' else 'cuda'}
+    start = time.perf_counter()
+    dist.init_process_group(backend, init_method='tcp://%s:%d' % (args.master, args.port), rank=args.rank,
+                            world_size=args.world, timeout=datetime.timedelta(seconds=args.timeout))
+    result['join_seconds'] = round(time.perf_counter() - start, 3)
+    try:
+        numel = args.size_mib * 1048576 // 4
+        tensor = torch.ones(numel, dtype=torch.float32, device=device)
+        dist.all_reduce(tensor)
+        ok = float(tensor[0].item()) == float(args.world)
+        repeat = 5
+        dist.barrier()
+        start = time.perf_counter()
+        for dummy in range(repeat):
+            dist.all_reduce(tensor)
+        if device != 'cpu':
+            torch.cuda.synchronize()
+        seconds = (time.perf_counter() - start) / repeat
+        algbw = numel * 4 / seconds / 1e9
+        result.update({'ok': ok, 'bytes': numel * 4, 'seconds': round(seconds, 6),
+                       'algbw_gbps': round(algbw, 3),
+                       'busbw_gbps': round(algbw * 2.0 * (args.world - 1) / args.world, 3)})
+        if not ok:
+            result['error'] = 'the all-reduce sum is wrong: %s, expected %s' % (tensor[0].item(), args.world)
+    finally:
+        dist.destroy_process_group()
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--mode', choices=['devices', 'local', 'allreduce'], required=True)
+    parser.add_argument('--cpu', action='store_true')
+    parser.add_argument('--gpu', type=int, default=None)
+    parser.add_argument('--size-mib', type=int, default=256)
+    parser.add_argument('--rank', type=int, default=0)
+    parser.add_argument('--local-rank', type=int, default=None)
+    parser.add_argument('--world', type=int, default=1)
+    parser.add_argument('--master', default='127.0.0.1')
+    parser.add_argument('--port', type=int, default=29500)
+    parser.add_argument('--backend', choices=['nccl', 'gloo', 'auto'], default='gloo')
+    parser.add_argument('--timeout', type=int, default=20)
+    args = parser.parse_args()
+    try:
+        result = {'devices': devices, 'local': local, 'allreduce': allreduce}[args.mode](args)
+    except Exception as exc:  # pylint: disable=broad-except
+        result = {'error': '%s: %s' % (type(exc).__name__, exc), 'mode': args.mode}
+    result['python'] = '%d.%d.%d' % sys.version_info[:3]
+    sys.stdout.write(MARKER + json.dumps(result, sort_keys=True) + '\n')
+
+
+if __name__ == '__main__':
+    main()
