@@ -82,7 +82,7 @@ options:
     description:
       - NVIDIA's CUDA repository of this host and how its key is checked (C(gpuops_cuda_repo), set by
         C(roles/common/tasks/cuda_repo.yml) from the collection's one table and the C(gpuops_cuda_repo_*)
-        variables): C(url), C(key_url), C(fingerprint), C(sha256).
+        variables), with the keys C(url), C(key_url), C(fingerprint) and C(sha256).
     type: dict
     default: {}
 requirements:
