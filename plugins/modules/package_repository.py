@@ -162,7 +162,7 @@ def main():
             url_var=dict(type='str', default='the repository URL'),
             suites=dict(type='list', elements='str', default=['/']),
             components=dict(type='list', elements='str', default=[]),
-            key=dict(type='dict', required=True, options=dict(
+            key=dict(type='dict', required=True, no_log=False, options=dict(
                 url=dict(type='str', required=True),
                 sha256=dict(type='str', default=''),
                 fingerprint=dict(type='str', default=''),

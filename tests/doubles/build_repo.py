@@ -245,8 +245,10 @@ def main(argv=None):
     names = args.repo or sorted(SPECS)
     results = dict((name, build(os.path.abspath(args.mirror_dir), os.path.abspath(args.state_dir), args.force, name))
                    for name in names)
-    out = results[names[0]] if len(names) == 1 else {"changed": any(r["changed"] for r in results.values()),
-                                                    "repos": results}
+    if len(names) == 1:
+        out = results[names[0]]
+    else:
+        out = {"changed": any(r["changed"] for r in results.values()), "repos": results}
     print(json.dumps(out, sort_keys=True))
     return 0
 

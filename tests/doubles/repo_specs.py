@@ -107,7 +107,6 @@ def driver_table(distro):
     return table
 
 
-
 def _read(name):
     """A double's source, made an executable script of the package (the node's python3)."""
     with open(os.path.join(HERE, "dcgm", name)) as handle:
@@ -152,7 +151,6 @@ def dcgm_table():
                   dict(_marker("datacenter-gpu-manager-exporter"),
                        **{"/usr/bin/dcgm-exporter": (_read("dcgm_exporter.py"), 0o755)})))
     return table
-
 
 
 CTK_NO_DRIVER = "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file"

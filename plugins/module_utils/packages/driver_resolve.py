@@ -96,7 +96,7 @@ def resolve(p, host):
                     'nvidia_driver_debian_mirror and the host\'s apt sources' if inp['source'] == 'distro'
                     else 'gpuops_cuda_repo_base_url (or gpuops_cuda_repo_url), gpuops_cuda_repo_key_url, '
                          'gpuops_cuda_repo_key_checksum and gpuops_cuda_repo_key_fingerprint'),
-                              rc=exc.rc, stderr=exc.stderr)
+                    rc=exc.rc, stderr=exc.stderr)
 
         system = inp['source'] == 'distro' and debian is None
         query_text = sources.render_deb822([cuda_stanza]) if inp['source'] == 'cuda_repo' else \
@@ -153,7 +153,6 @@ def resolve(p, host):
             'packages': pk, 'repo_text': repo_text, 'repo_files': repo_files, 'index': index,
             'cuda_url': url, 'keyring': keyring, 'files': files,
             'activation': act, 'secure_boot': sb, 'initramfs': initramfs, 'status': status, 'problems': problems}
-
 
 
 def render_files(plat, pk, result, keys, debian, url, keyring, repo_text, flavour):

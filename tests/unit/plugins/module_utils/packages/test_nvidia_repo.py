@@ -114,7 +114,7 @@ def test_wait_for_locks_retries_then_succeeds():
     clock = {"t": 0.0}
     answers = iter(["pid 7 (apt-get install x)", "pid 7 (apt-get install x)", None])
     result = dpkg_state.wait_for_locks(lambda lock: next(answers), ["/var/lib/dpkg/lock-frontend"], 60,
-                                 lambda s: clock.__setitem__("t", clock["t"] + s), lambda: clock["t"])
+                                       lambda s: clock.__setitem__("t", clock["t"] + s), lambda: clock["t"])
     assert result["ok"] is True and result["waited"] == 4.0
 
 
@@ -122,7 +122,7 @@ def test_wait_for_locks_is_bounded_and_names_the_holder():
     clock = {"t": 0.0}
     holder = dpkg_state.lock_holder_text("/var/lib/dpkg/lock-frontend", 4242, "/usr/bin/unattended-upgrade")
     result = dpkg_state.wait_for_locks(lambda lock: holder, ["/var/lib/dpkg/lock-frontend"], 10,
-                                 lambda s: clock.__setitem__("t", clock["t"] + s), lambda: clock["t"])
+                                       lambda s: clock.__setitem__("t", clock["t"] + s), lambda: clock["t"])
     assert result["ok"] is False and 10 <= result["waited"] <= 11
     assert "pid 4242 (/usr/bin/unattended-upgrade)" in result["error"] and "after waiting 10 s" in result["error"]
 
@@ -193,7 +193,7 @@ def test_parse_madison_fingerprints_and_dpkg_query():
               "pub:-:255:22:1111:1735689600:::-:::scESC::::::23::0:\n"
               "fpr:::::::::CCCC0000CCCC0000CCCC0000CCCC0000CCCC0000:\n")
     assert repo_trust.parse_fingerprints(colons) == ["612F6B38E555C102747DA70C4B2B3FB657533A95",
-                                               "CCCC0000CCCC0000CCCC0000CCCC0000CCCC0000"]
+                                                     "CCCC0000CCCC0000CCCC0000CCCC0000CCCC0000"]
     rows = "nvidia-smi\t535.1-1\thi \nlibcuda1\t535.1-1\tii \nx\t1\tii \nnvidia-kernel-dkms\t\tun \n"
     assert sources.parse_dpkg_query(rows, ["nvidia-smi", "libcuda1", "nvidia-kernel-dkms"]) == {
         "nvidia-smi": {"version": "535.1-1", "held": True}, "libcuda1": {"version": "535.1-1", "held": False}}

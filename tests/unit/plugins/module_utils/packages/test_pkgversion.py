@@ -20,10 +20,10 @@ def ids(rows):
     return ["%s_vs_%s" % (r[0], r[1]) for r in rows]
 
 
-@pytest.mark.parametrize("left,right,expect", CASES["rpmvercmp"], ids=ids(CASES["rpmvercmp"]))
-def test_rpmvercmp(left, right, expect):
-    assert pkgversion.rpmvercmp(left, right) == expect
-    assert pkgversion.rpmvercmp(right, left) == -expect
+@pytest.mark.parametrize("first,second,expect", CASES["rpmvercmp"], ids=ids(CASES["rpmvercmp"]))
+def test_rpmvercmp(first, second, expect):
+    assert pkgversion.rpmvercmp(first, second) == expect
+    assert pkgversion.rpmvercmp(second, first) == -expect
 
 
 @pytest.mark.parametrize("left,right,expect", CASES["rpm"], ids=ids(CASES["rpm"]))
