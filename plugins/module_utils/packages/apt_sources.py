@@ -29,7 +29,7 @@ def _one_line_entries(text, path):
         if not line:
             continue
         options = {}
-        match = re.match(r'^(deb|deb-src)\s+\[([^\]]*)\]\s+(.*)$', line)
+        match = re.fullmatch(r'(deb|deb-src)\s+\[([^\]]*)\]\s+(.*)', line, re.DOTALL)
         if match:
             kind, opts, rest = match.groups()
             for item in opts.split():
