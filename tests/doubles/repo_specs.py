@@ -220,7 +220,8 @@ def ctk_release(version):
         base["/usr/lib/systemd/system/nvidia-cdi-refresh.service"] = (
             "[Unit]\nDescription=TEST DOUBLE of the NVIDIA CDI refresh service (gpuops.dlserver lab)\n"
             "ConditionPathExists=/proc/driver/nvidia/version\n\n[Service]\nType=oneshot\n"
-            "ExecStart=/usr/bin/nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml\n")
+            "ExecStart=/usr/bin/nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml\n\n"
+            "[Install]\nWantedBy=multi-user.target\n")
         base["/usr/lib/systemd/system/nvidia-cdi-refresh.path"] = (
             "[Unit]\nDescription=TEST DOUBLE of the NVIDIA CDI refresh trigger (gpuops.dlserver lab)\n\n"
             "[Path]\nPathChanged=/lib/modules/%v/modules.dep\nPathChanged=/proc/driver/nvidia/version\n\n"
