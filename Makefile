@@ -56,10 +56,8 @@ $(LINK):
 ## lab: converge the lab nodes with playbooks/site.yml; a second run changes nothing and says so
 lab: setup
 	$(LAB) up
-	$(BIN)/python tests/doubles/build_cuda_repo.py --mirror-dir .cache/mirror >/dev/null
-	$(BIN)/python tests/doubles/build_dcgm_repo.py --mirror-dir .cache/mirror >/dev/null
+	$(BIN)/python tests/doubles/build_repo.py --mirror-dir .cache/mirror >/dev/null
 	$(BIN)/python tests/doubles/build_node_exporter_release.py --mirror-dir .cache/mirror >/dev/null
-	$(BIN)/python tests/doubles/build_ctk_repo.py --mirror-dir .cache/mirror >/dev/null
 	ANSIBLE_CALLBACKS_ENABLED=gpuops.dlserver.fleet_summary \
 	  $(BIN)/ansible-playbook -i inventories/lab playbooks/site.yml $(ANSIBLE_ARGS)
 

@@ -45,7 +45,7 @@ options:
     type: dict
     default: {}
   platform:
-    description: C(repo_name) (V(debian12)), C(repo_arch) (V(x86_64)) and C(config_dir).
+    description: C(config_dir).
     type: dict
     default: {}
   strict:
@@ -59,7 +59,7 @@ EXAMPLES = r"""
   ansible.builtin.set_fact:
     __dcgm_exporter_config: >-
       {{ __dcgm_exporter | gpuops.dlserver.dcgm_exporter_config(gpuops_plan, gpuops_gpu,
-                                                                {'repo_name': 'debian12', 'repo_arch': 'x86_64'}) }}
+                                                                {'config_dir': '/etc/dcgm-exporter'}) }}
 
 - name: The metrics this host will serve
   ansible.builtin.debug:
@@ -125,7 +125,9 @@ _value:
       description: C(service), C(address), C(reason) (host mode), else null.
       type: dict
     repository:
-      description: C(manage), C(url), C(key_url) (host mode), else null.
+      description:
+        - C(manage), C(sources_file), C(key_path) (host mode), else null. The repository URL and key are
+          the collection's C(gpuops_cuda_repo) (C(roles/common/tasks/cuda_repo.yml)).
       type: dict
     container:
       description: C(image), C(argv), C(stop), C(capabilities), C(capabilities_reason) (container mode),

@@ -16,8 +16,7 @@ description:
   - The decisions of the C(gpuops.dlserver.nvidia_container_toolkit) role, in one round trip per phase
     (logic in C(plugins/module_utils/engines/container_toolkit.py) and C(plugins/module_utils/engines/container_engines.py)).
   - C(action=resolve) checks the inputs, refuses a known-vulnerable toolkit version (the collection's table of
-    NVIDIA security bulletins), checks the repository key (C(plugins/module_utils/packages/repo_trust.py), the same code
-    that trusts the CUDA key of C(gpuops.dlserver.nvidia_driver)), reads the engines the host has and their
+    NVIDIA security bulletins), reads the engines the host has and their
     configuration files, computes the merged files and has each engine validate them
     (C(dockerd --validate --config-file), C(containerd --config <file> config dump)) before anything is written.
     Every failure names the file or variable to change; nothing on the host changes.
@@ -61,7 +60,6 @@ options:
     default: '*'
 requirements:
   - Python 3.8 or newer on the host (TOML is read with tomllib on 3.11 and newer, else with the collection's reader)
-  - gpg on the host (action resolve)
 notes:
   - The known-vulnerable versions are data in the collection
     (C(plugins/module_utils/engines/container_toolkit.py), C(VULNERABILITIES)), each row with its NVIDIA bulletin.
@@ -89,10 +87,12 @@ files:
   returned: action is resolve
   type: list
   elements: dict
-keyring:
-  description: The repository key, checked, with only the wanted key in C(content) (armored).
+packages:
+  description: The toolkit packages the role installs, pins and holds (the repository and its key are
+    M(gpuops.dlserver.package_repository)'s, through C(roles/common/tasks/package_repo.yml)).
   returned: action is resolve
-  type: dict
+  type: list
+  elements: str
 vulnerabilities:
   description: The verdict on the wanted version (C(refused), C(cves), C(accepted), C(fixed_in), C(reason)).
   returned: action is resolve
@@ -126,8 +126,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_engines as ce
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit as ctk
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fetch_key
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
 
 
 def read(path):
@@ -274,12 +273,6 @@ def resolve(module, host):
                     files.append({'dest': path, 'content': content, 'engine': 'crio', 'backup': False,
                                   'validate': False})
                 records['crio'] = {'dropin': path, 'validated': 'not validated: CRI-O reads its drop-ins at start'}
-        keyfile, keyring = fetch_key(host, {
-            'url': inp['keyring_url'], 'sha256': ctk.repo_sha(inp.get('keyring_checksum')),
-            'fingerprint': repo.clean_fingerprint(inp.get('keyring_fingerprint')),
-            'checksum_var': 'nvidia_container_toolkit_keyring_checksum',
-            'fingerprint_var': 'nvidia_container_toolkit_keyring_fingerprint'}, work)
-        del keyfile
     except ce.ConfigError as exc:
         return {'problems': [str(exc)]}
     finally:
@@ -296,7 +289,7 @@ def resolve(module, host):
     pin = inp['version'] if '-' in inp['version'] else inp['version'] + '-*'
     return {'problems': [], 'vulnerabilities': verdict, 'installed': have, 'engines': engines,
             'present': dict((k, bool(v)) for k, v in present.items()), 'files': files, 'records': records,
-            'keyring': keyring, 'cdi': cdi, 'smoke': smoke, 'restart': restart, 'version': want, 'pin': pin,
+            'packages': list(ctk.PACKAGES), 'cdi': cdi, 'smoke': smoke, 'restart': restart, 'version': want, 'pin': pin,
             'install': ['%s=%s' % (name, pin) for name in ctk.PACKAGES],
             'change': any(have['packages'].get(name) is None or ctk.upstream(have['packages'][name]) != want
                           or ('-' in inp['version'] and have['packages'][name] != inp['version'])

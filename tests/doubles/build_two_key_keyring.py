@@ -5,7 +5,7 @@ key and an intruder's), for the nvidia_driver key-trust cases.
 A mirror can slip its own key into the key file it serves; the role must install only the
 key whose fingerprint it was given (or refuse the file when no fingerprint says which key
 signs the repository). This script writes <mirror>/doubles/testdouble-two-keys.gpg: the
-double's published keyring (tests/doubles/build_cuda_repo.py) followed by a second key made
+double's published keyring (tests/doubles/build_repo.py, spec cuda) followed by a second key made
 here ("gpuops.dlserver lab TEST DOUBLE intruder"). It prints JSON: path, sha256, the
 fingerprints in file order, and whether it changed anything.
 

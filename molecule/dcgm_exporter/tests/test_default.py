@@ -74,8 +74,11 @@ def fixture_gpu_node(host):
 def test_repository_is_the_double_with_a_checked_signed_by_keyring(host, gpu_node):
     text = host.file("/etc/apt/sources.list.d/gpuops-dcgm.sources").content_string
     release = "debian12" if gpu_node == "dcgm-hgx" else "debian13"
-    assert "URIs: http://172.30.99.1:8099/apt/dcgm/%s/x86_64/\n" % release in text
-    assert "Signed-By: /etc/apt/keyrings/gpuops-dcgm.gpg\n" in text
+    assert "URIs: http://172.30.99.1:8099/apt/cuda/%s/x86_64/\n" % release in text
+    assert "Signed-By: /etc/apt/keyrings/gpuops-dcgm.asc\n" in text
+    # Only the double's key is in the keyring (the collection's one key trust).
+    shown = host.check_output("gpg --batch --no-tty --with-colons --show-keys /etc/apt/keyrings/gpuops-dcgm.asc")
+    assert len([line for line in shown.splitlines() if line.startswith("pub:")]) == 1
     for name in PACKAGES:
         pkg = host.package(name)
         assert pkg.is_installed and pkg.version.endswith("+gpuops.testdouble"), name

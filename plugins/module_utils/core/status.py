@@ -89,7 +89,8 @@ def driver_settings(parts, skip):
 
 def nvidia_container_toolkit(parts):
     """Parts: ``plan``, ``inputs`` (__nvidia_container_toolkit), ``keyring`` (path or None),
-    ``resolved``, ``verified``, ``runtime`` (registered results; any may be absent)."""
+    ``repo`` (the result of gpuops.dlserver.package_repository), ``resolved``, ``verified``,
+    ``runtime`` (registered results; any may be absent)."""
     _need(parts, "nvidia_container_toolkit", "plan", "inputs")
     decision = dig(parts["plan"], "roles", "nvidia_container_toolkit", default={}) or {}
     if not decision.get("run"):
@@ -108,8 +109,8 @@ def nvidia_container_toolkit(parts):
         "repository": {
             "url": parts["inputs"].get("repo_url"),
             "keyring": parts.get("keyring"),
-            "fingerprints": dig(resolved, "keyring", "fingerprints", default=[]),
-            "not_trusted": dig(resolved, "keyring", "dropped", default=[]),
+            "fingerprints": dig(parts, "repo", "keyring", "fingerprints", default=[]),
+            "not_trusted": dig(parts, "repo", "keyring", "dropped", default=[]),
         },
         "engines": resolved.get("engines", {}),
         "engine_files": resolved.get("records", {}),
@@ -122,8 +123,10 @@ def nvidia_container_toolkit(parts):
 
 def dcgm_exporter(parts):
     """Parts: ``config`` (__dcgm_exporter_config), ``inputs`` (__dcgm_exporter), ``verified``
-    (the verification, absent when it did not run), ``other_sources`` (the registered find of
-    other sources files; may be absent)."""
+    (the verification, absent when it did not run), ``cuda_repo`` (gpuops_cuda_repo: the
+    collection's CUDA repository of this host), ``repo`` (the result of
+    gpuops.dlserver.package_repository: ``configured_by`` names sources files that already serve
+    the repository); the last two may be absent."""
     _need(parts, "dcgm_exporter", "config", "inputs")
     config = parts["config"]
     record = dict(config.get("status") or {})
@@ -137,9 +140,9 @@ def dcgm_exporter(parts):
         if not parts["inputs"].get("repo_manage"):
             sources = "not managed: dcgm_exporter_repo_manage is false"
         else:
-            sources = [f.get("path") for f in dig(parts, "other_sources", "files", default=[]) or []]
+            sources = list(dig(parts, "repo", "configured_by", default=[]) or [])
             sources = sources or [repository.get("sources_file")]
-        record["repository"] = {"url": repository.get("url"), "sources": sources}
+        record["repository"] = {"url": dig(parts, "cuda_repo", "url"), "sources": sources}
     return record
 
 

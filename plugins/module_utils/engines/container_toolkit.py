@@ -21,6 +21,7 @@ import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_trust
 
 PACKAGES = ['nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
             'libnvidia-container1']
@@ -142,22 +143,15 @@ def input_problems(inp):
     if not VERSION_RE.fullmatch(version):
         problems.append('nvidia_container_toolkit_version must be a version such as 1.17.8 or a package version '
                         'such as 1.17.8-1, got "%s"' % version)
-    for name in ('repo_url', 'keyring_url'):
-        value = inp.get(name) or ''
-        if not repo.URL_RE.fullmatch(value):
-            problems.append('nvidia_container_toolkit_%s must be an http(s):// or file:// URL, got "%s"'
-                            % (name, value))
-    checksum = inp.get('keyring_checksum') or ''
-    if checksum and not repo.SHA256_RE.fullmatch(checksum):
-        problems.append('nvidia_container_toolkit_keyring_checksum must be sha256:<64 hex digits> (or ""), got "%s"'
-                        % checksum)
-    fpr = repo.clean_fingerprint(inp.get('keyring_fingerprint'))
-    if fpr and not repo.FINGERPRINT_RE.fullmatch(fpr):
-        problems.append('nvidia_container_toolkit_keyring_fingerprint must be a 40-hex-digit OpenPGP fingerprint '
-                        '(or ""), got "%s"' % inp.get('keyring_fingerprint'))
-    if not fpr and not checksum:
-        problems.append('the key at nvidia_container_toolkit_keyring_url cannot be checked: set '
-                        'nvidia_container_toolkit_keyring_fingerprint or nvidia_container_toolkit_keyring_checksum')
+    value = inp.get('repo_url') or ''
+    if not repo.URL_RE.fullmatch(value):
+        problems.append('nvidia_container_toolkit_repo_url must be an http(s):// or file:// URL, got "%s"' % value)
+    # The key: the same checks as every repository's (packages/repo_trust.py).
+    problems.extend(repo_trust.key_problems({
+        'url': inp.get('keyring_url') or '', 'sha256': inp.get('keyring_checksum') or '',
+        'fingerprint': inp.get('keyring_fingerprint') or '', 'url_var': 'nvidia_container_toolkit_keyring_url',
+        'checksum_var': 'nvidia_container_toolkit_keyring_checksum',
+        'fingerprint_var': 'nvidia_container_toolkit_keyring_fingerprint'}))
     unknown = [e for e in inp.get('engines') or [] if e not in ENGINES]
     if unknown:
         problems.append('nvidia_container_toolkit_engines: unknown engine(s) %s; use any of %s (or [] for the '

@@ -298,21 +298,19 @@ def _container_command(inputs, profiling, csv_path):
                                     if caps else 'no capability: profiling is off, nothing needs SYS_ADMIN')}
 
 
-def _repository(inputs, repo_url, key_url):
-    key_path = '/etc/apt/keyrings/gpuops-dcgm.%s' % ('gpg' if key_url.endswith('.gpg') else 'asc')
-    sources = ('# Managed by Ansible (gpuops.dlserver.dcgm_exporter): local changes are overwritten.\n'
-               'Types: deb\nURIs: %s\nSuites: /\nSigned-By: %s\n' % (repo_url, key_path))
-    return {'manage': bool(inputs.get('repo_manage')), 'url': repo_url, 'key_url': key_url, 'key_path': key_path,
-            'fingerprint': re.sub(r'\s', '', str(inputs.get('repo_key_fingerprint') or '')).upper(),
-            'sources_file': '/etc/apt/sources.list.d/gpuops-dcgm.sources', 'sources': sources}
+def _repository(inputs):
+    """Where the role keeps NVIDIA's CUDA repository when it manages it. The URL and the key are the
+    collection's (gpuops_cuda_repo: roles/common/tasks/cuda_repo.yml), the files are written by
+    roles/common/tasks/package_repo.yml (module gpuops.dlserver.package_repository)."""
+    return {'manage': bool(inputs.get('repo_manage')), 'key_path': '/etc/apt/keyrings/gpuops-dcgm.asc',
+            'sources_file': '/etc/apt/sources.list.d/gpuops-dcgm.sources'}
 
 
 def decide(inputs, plan, gpu=None, platform=None):
     """Everything the role does, from its typed inputs and the host's plan.
 
     ``inputs``: the role's variables without the prefix (``__dcgm_exporter``); ``plan``:
-    ``gpuops_plan``; ``gpu``: ``gpuops_gpu``; ``platform``: ``repo_name`` (``debian12``),
-    ``repo_arch`` (``x86_64``), ``config_dir``.
+    ``gpuops_plan``; ``gpu``: ``gpuops_gpu``; ``platform``: ``config_dir``.
     """
     platform = platform or {}
     errors = []
@@ -351,11 +349,6 @@ def decide(inputs, plan, gpu=None, platform=None):
     errors.extend(_err(variable, message) for variable, message in dcgm_inputs.problems(inputs)
                   if not any(e['variable'] == variable for e in errors))
 
-    if mode == 'host' and inputs.get('repo_manage'):
-        fingerprint = re.sub(r'\s', '', str(inputs.get('repo_key_fingerprint') or ''))
-        if not re.fullmatch(r'[0-9A-Fa-f]{40}', fingerprint):
-            errors.append(_err('dcgm_exporter_repo_key_fingerprint', 'must be the 40 hex digits of the OpenPGP '
-                                                                     'fingerprint of the repository key'))
     mig = _decide_mig(inputs, plan, errors)
     counters, dropped = _gather_counters(inputs, profiling, bool(mig['capable_gpus']), errors)
     if not counters and not errors:
@@ -396,16 +389,13 @@ def decide(inputs, plan, gpu=None, platform=None):
         result['status'] = status(result)
         return result
     if mode == 'host':
-        base = (inputs.get('repo_base_url') or '').rstrip('/')
-        repo_url = '%s/%s/%s/' % (base, platform.get('repo_name', ''), platform.get('repo_arch', ''))
-        key_url = inputs.get('repo_key_url') or (repo_url + (inputs.get('repo_key_name') or ''))
         result.update({
             'exec_start': [inputs['binary']] + _host_args(inputs, csv_path),
             'packages': dcgm_packages.packages(inputs, cuda, proprietary),
             'hostengine': {'service': 'nvidia-dcgm', 'address': inputs['hostengine_address'],
                            'reason': 'the exporter connects to the nvidia-dcgm host engine (-r %s) instead of '
                                      'starting an embedded one' % inputs['hostengine_address']},
-            'repository': _repository(inputs, repo_url, key_url),
+            'repository': _repository(inputs),
         })
     else:
         container = _container_command(inputs, profiling, csv_path)

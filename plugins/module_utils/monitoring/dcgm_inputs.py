@@ -23,8 +23,6 @@ _REGISTRY = re.compile(r'[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/
 _IMAGE_NAME = re.compile(r'[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*')
 _TAG = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}')
 DIGEST = re.compile(r'sha256:[0-9a-f]{64}')
-_URL = re.compile(r'(https?|file)://[^\s"\'\\]+')
-_FILE_NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.+-]*')
 _DEB_VERSION = re.compile(r'([0-9]+:)?[0-9][A-Za-z0-9.+~-]*')
 _DEB_PACKAGE = re.compile(r'[a-z0-9][a-z0-9.+-]+')
 MAX_LENGTH = 1024
@@ -65,11 +63,6 @@ def problems(inputs):
               'a package version such as 1:4.2.3-1 (or "")')
         check('exporter_package', not text('exporter_package') or _DEB_PACKAGE.fullmatch(text('exporter_package')),
               'a package name (or "")')
-        if inputs.get('repo_manage'):
-            check('repo_base_url', _URL.fullmatch(text('repo_base_url')), 'an http(s):// or file:// URL')
-            check('repo_key_name', _FILE_NAME.fullmatch(text('repo_key_name')), 'a file name')
-            check('repo_key_url', not text('repo_key_url') or _URL.fullmatch(text('repo_key_url')),
-                  'an http(s):// or file:// URL (or "")')
     elif inputs.get('mode') == 'container':
         check('image_registry', _REGISTRY.fullmatch(text('image_registry')),
               'a registry host with an optional :port and path, e.g. nvcr.io or mirror.example:5000/nvcr')

@@ -6,19 +6,18 @@
 Each decision is a value plus a reason, tested from YAML case tables
 (tests/unit/plugins/module_utils/data/nvidia_repo_*.yml):
 
-- versions: dpkg ordering (python3-apt's ``apt_pkg.version_compare`` where importable),
-  the driver version to install and each package's exact version (``decide``);
+- versions: the driver version to install and each package's exact version (``decide``), in
+  the package manager's ordering (``pkgversion``: dpkg on apt, RPM on dnf);
 - packages: which packages a host gets for a source, flavour and branch, Fabric Manager and
   NVLSM names per distribution and branch (``choose_packages``, ``fabric_manager_packages``);
-- apt sources: parsing the host's sources, the Debian component stanzas, deb822 text;
-- key trust: which key of a downloaded key file is installed (``choose_key``);
-- interrupted runs: ``dpkg --audit`` and half-installed packages (``dpkg_problems``),
-  who holds the dpkg lock (``lock_holder_text``);
+- the package index: refreshed before the lookup, or only read in check mode (``index_refresh``);
 - boot: Secure Boot, signing key checks, DKMS signing configuration, initramfs, the reboot
   decision (``activation``, through reboot.decide);
 - verify: what a loaded driver must show (``verify_problems``).
 
-Standard library only (plus python3-apt when present).
+The package-repository library beside it (``pkgversion``, ``apt_sources``, ``dpkg_state``,
+``repo_trust``, ``cuda_repos``) is shared with the other roles; the host side of the module is
+``driver_resolve.py``. Standard library only (plus python3-apt when present).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,25 +27,14 @@ __metaclass__ = type
 import re
 import shlex
 
-try:
-    import apt_pkg  # python3-apt, which ansible.builtin.apt needs as well
-    apt_pkg.init_system()
-    HAS_APT_PKG = True
-except Exception:  # pylint: disable=broad-except  # absent on EL and in the unit tests' venv
-    apt_pkg = None
-    HAS_APT_PKG = False
-
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import reboot as reboot_utils
 
-OWN_PREFIX = 'gpuops-nvidia-'
-KEYRING_PLACEHOLDER = '@GPUOPS_KEYRING@'
-VERSION_RE = re.compile(r'^([0-9]+:)?[0-9]{3,4}\.[0-9]+(\.[0-9]+)?(-[A-Za-z0-9.+~]+)?$')
-SHA256_RE = re.compile(r'^(sha256:)?[0-9a-fA-F]{64}$')
-FINGERPRINT_RE = re.compile(r'^[0-9A-F]{40}$')
-URL_RE = re.compile(r'^(https?|file)://\S+$')
-PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9.+-]+$')
-MODULE_RE = re.compile(r'^[a-z0-9_-]+$')
-STATUS_FILE_RE = re.compile(r'^/\S*[^/\s]$')
+VERSION_RE = re.compile(r'([0-9]+:)?[0-9]{3,4}\.[0-9]+(\.[0-9]+)?(-[A-Za-z0-9.+~]+)?')
+URL_RE = re.compile(r'(https?|file)://\S+')
+PACKAGE_RE = re.compile(r'[a-z0-9][a-z0-9.+-]+')
+MODULE_RE = re.compile(r'[a-z0-9_-]+')
+STATUS_FILE_RE = re.compile(r'/\S*[^/\s]')
 # NVLSM (the NVLink subnet manager of NVLink 5 systems) talks to the switch trays through
 # the InfiniBand user MAD interface: it needs infiniband-diags and the ib_umad module.
 NVLSM_EXTRA_PACKAGES = ['infiniband-diags']
@@ -55,68 +43,10 @@ NVLSM_MODULES = ['ib_umad']
 
 # --------------------------------------------------------------------------- versions
 
-def _order(char):
-    if char == '~':
-        return -1
-    if char.isdigit():
-        return 0
-    if char.isalpha():
-        return ord(char)
-    return ord(char) + 256
-
-
-def _compare_part(left, right):
-    """dpkg's verrevcmp (fallback when python3-apt is absent)."""
-    i = j = 0
-    while i < len(left) or j < len(right):
-        first_diff = 0
-        while (i < len(left) and not left[i].isdigit()) or (j < len(right) and not right[j].isdigit()):
-            lc = _order(left[i]) if i < len(left) else 0
-            rc = _order(right[j]) if j < len(right) else 0
-            if lc != rc:
-                return lc - rc
-            i += 1
-            j += 1
-        while i < len(left) and left[i] == '0':
-            i += 1
-        while j < len(right) and right[j] == '0':
-            j += 1
-        while i < len(left) and left[i].isdigit() and j < len(right) and right[j].isdigit():
-            if not first_diff:
-                first_diff = ord(left[i]) - ord(right[j])
-            i += 1
-            j += 1
-        if i < len(left) and left[i].isdigit():
-            return 1
-        if j < len(right) and right[j].isdigit():
-            return -1
-        if first_diff:
-            return first_diff
-    return 0
-
-
-def split_version(version):
-    """(epoch, upstream, revision) of a Debian or RPM version-release string."""
-    version = version.strip()
-    epoch = 0
-    if ':' in version:
-        head, version = version.split(':', 1)
-        epoch = int(head) if head.isdigit() else 0
-    upstream, sep, revision = version.rpartition('-')
-    if not sep:
-        upstream, revision = version, ''
-    return epoch, upstream, revision
-
-
-def compare_versions(left, right):
-    """Negative, zero or positive as left is older, equal or newer (dpkg ordering)."""
-    if HAS_APT_PKG:
-        return apt_pkg.version_compare(left, right)
-    le, lu, lr = split_version(left)
-    re_, ru, rr = split_version(right)
-    if le != re_:
-        return le - re_
-    return _compare_part(lu, ru) or _compare_part(lr, rr)
+# Package ordering is packages/pkgversion.py's (dpkg and RPM); these names stay for the callers.
+split_version = pkgversion.split_version
+compare_versions = pkgversion.dpkg_compare
+sort_desc = pkgversion.sort_desc
 
 
 def upstream_of(version):
@@ -129,24 +59,15 @@ def branch_of(version):
     return int(match.group(1)) if match else None
 
 
-def sort_desc(versions):
-    """Unique versions, newest first (dpkg ordering)."""
-    import functools
-    unique = []
-    for version in versions:
-        if version not in unique:
-            unique.append(version)
-    return sorted(unique, key=functools.cmp_to_key(compare_versions), reverse=True)
-
-
-def summarise(versions, versioned, branch):
+def summarise(versions, versioned, branch, backend='apt'):
     """For the packages that carry the driver version: the driver versions of ``branch`` that
-    every one has (newest first), and per package the newest package version of each."""
+    every one has (newest first, in the ordering of ``backend``), and per package the newest
+    package version of each."""
     branch = int(branch) if branch not in (None, '') else None
     full = {}
     for name, found in versions.items():
         per = {}
-        for version in sort_desc(found):
+        for version in sort_desc(found, backend):
             per.setdefault(upstream_of(version), version)
         full[name] = per
     branches = set()
@@ -155,7 +76,7 @@ def summarise(versions, versioned, branch):
     common = None
     for name in versioned:
         ups = []
-        for version in sort_desc(versions.get(name, [])):
+        for version in sort_desc(versions.get(name, []), backend):
             if branch_of(version) == branch and upstream_of(version) not in ups:
                 ups.append(upstream_of(version))
         common = ups if common is None else [u for u in common if u in ups]
@@ -165,30 +86,26 @@ def summarise(versions, versioned, branch):
 
 # --------------------------------------------------------------------------- inputs
 
-def clean_fingerprint(value):
-    return re.sub(r'\s', '', value or '').upper()
-
-
 def input_problems(inp):
     """What the argument specification cannot check, each problem naming its variable."""
     problems = []
 
     def url_ok(name, allow_empty=True):
         value = inp.get(name) or ''
-        if (allow_empty and value == '') or URL_RE.match(value):
+        if (allow_empty and value == '') or URL_RE.fullmatch(value):
             return
         problems.append('nvidia_driver_%s must be an http(s):// or file:// URL%s, got "%s"'
                         % (name, ' (or "")' if allow_empty else '', value))
 
     version = inp.get('version') or ''
-    if version and not VERSION_RE.match(version):
+    if version and not VERSION_RE.fullmatch(version):
         problems.append('nvidia_driver_version must be a driver version such as 580.95.05 or a package '
                         'version such as 580.95.05-1, got "%s"' % version)
     branch = normalise_branch(inp.get('branch'))
     if branch is not None and not branch.isdigit():
         problems.append('nvidia_driver_branch must be a branch number such as 580 or "R580", got "%s"'
                         % inp.get('branch'))
-    elif version and VERSION_RE.match(version) and branch is not None \
+    elif version and VERSION_RE.fullmatch(version) and branch is not None \
             and str(branch_of(re.sub(r'^\d+:', '', version))) != branch:
         problems.append('nvidia_driver_version %s belongs to branch %s, not to nvidia_driver_branch %s: set one '
                         'of them to match the other (or leave the branch unset)'
@@ -203,28 +120,18 @@ def input_problems(inp):
     if keys and not (keys.get('private_key') and keys.get('certificate')):
         problems.append('nvidia_driver_secure_boot_keys needs both private_key and certificate (paths on the host), '
                         'or {}')
-    url_ok('cuda_repo_base_url', allow_empty=False)
-    url_ok('cuda_repo_url')
-    url_ok('cuda_keyring_url')
+    # The CUDA repository and its key: gpuops_cuda_repo_*, checked by the filter cuda_repository.
     url_ok('debian_mirror')
-    checksum = inp.get('cuda_keyring_checksum') or ''
-    if checksum and not SHA256_RE.match(checksum):
-        problems.append('nvidia_driver_cuda_keyring_checksum must be sha256:<64 hex digits> (or ""), got "%s"'
-                        % checksum)
-    fpr = clean_fingerprint(inp.get('cuda_keyring_fingerprint'))
-    if fpr and not FINGERPRINT_RE.match(fpr):
-        problems.append('nvidia_driver_cuda_keyring_fingerprint must be a 40-hex-digit OpenPGP fingerprint '
-                        '(or ""), got "%s"' % inp.get('cuda_keyring_fingerprint'))
     timeout = inp.get('reboot_timeout', 1800)
     if not 60 <= timeout <= 86400:
         problems.append('nvidia_driver_reboot_timeout must be between 60 and 86400 seconds, got %s' % timeout)
     status = inp.get('status_file') or ''
-    if not STATUS_FILE_RE.match(status):
+    if not STATUS_FILE_RE.fullmatch(status):
         problems.append('nvidia_driver_status_file must be an absolute file path, got %s' % status)
     problems.extend('nvidia_driver_modules_load: "%s" is not a kernel module name' % m
-                    for m in inp.get('modules_load') or [] if not MODULE_RE.match(m))
+                    for m in inp.get('modules_load') or [] if not MODULE_RE.fullmatch(m))
     problems.extend('nvidia_driver_packages_extra: "%s" is not a package name' % p
-                    for p in inp.get('packages_extra') or [] if not PACKAGE_RE.match(p))
+                    for p in inp.get('packages_extra') or [] if not PACKAGE_RE.fullmatch(p))
     return problems
 
 
@@ -315,268 +222,19 @@ def choose_packages(pkgsets, inp, plan, facts):
     }
 
 
-def cuda_url(inp, repo_name, arch):
-    url = inp.get('cuda_repo_url') or '%s/%s/%s' % ((inp.get('cuda_repo_base_url') or '').rstrip('/'), repo_name, arch)
-    return url.rstrip('/') + '/'
+def index_refresh(age, valid, check_mode):
+    """Whether the host's package index is refreshed before the headers are looked up there.
 
-
-def keyring_spec(inp, url, key_default, backend):
-    """Where the repository key comes from and how it is checked (problems when it cannot be)."""
-    key_url = inp.get('cuda_keyring_url') or url + key_default['file']
-    sha = (inp.get('cuda_keyring_checksum') or '').lower()
-    sha = sha[len('sha256:'):] if sha.startswith('sha256:') else sha
-    fpr = clean_fingerprint(inp.get('cuda_keyring_fingerprint'))
-    if not fpr and not sha:
-        fpr = clean_fingerprint(key_default.get('fingerprint'))
-    problems = []
-    if not fpr and not sha:
-        problems.append('The CUDA repository key %s cannot be checked: there is no fingerprint built in for this '
-                        'repository. Set nvidia_driver_cuda_keyring_fingerprint (the fingerprint NVIDIA publishes '
-                        'for the key) or nvidia_driver_cuda_keyring_checksum (sha256 of the file)' % key_url)
-    return {'url': key_url, 'sha256': sha, 'fingerprint': fpr, 'problems': problems,
-            'name': 'gpuops-nvidia-cuda.%s' % ('pub' if backend == 'dnf' else 'asc')}
-
-
-# --------------------------------------------------------------------------- key trust
-
-def parse_fingerprints(text):
-    """Primary-key fingerprints from ``gpg --with-colons`` output."""
-    fprs, after_pub = [], False
-    for line in text.splitlines():
-        fields = line.split(':')
-        if fields[0] == 'pub':
-            after_pub = True
-        elif fields[0] == 'fpr' and after_pub and len(fields) > 9:
-            fprs.append(fields[9].upper())
-            after_pub = False
-    return fprs
-
-
-def choose_key(url, found, wanted, variable='nvidia_driver_cuda_keyring_fingerprint'):
-    """The one key of the file at ``url`` that is trusted as the repository's Signed-By.
-
-    With a wanted fingerprint only that key is exported (other keys in the file are dropped
-    and reported); without one the file must carry exactly one key.
+    ``age``: seconds since the last update (None: never). Check mode changes nothing, so an old
+    index is only reported: the versions read from it may be stale.
     """
-    if wanted:
-        if wanted not in found:
-            return {'ok': False, 'error': 'the repository key %s has fingerprint(s) %s, expected %s (set '
-                                          '%s to the key NVIDIA publishes)'
-                                          % (url, ', '.join(found) or 'none', wanted, variable)}
-        dropped = [f for f in found if f != wanted]
-        return {'ok': True, 'fingerprint': wanted, 'dropped': dropped,
-                'reason': 'only %s is exported into the keyring%s' % (
-                    wanted, ' (not trusted: %s)' % ', '.join(dropped) if dropped else '')}
-    if len(found) != 1:
-        return {'ok': False, 'error': 'the repository key file %s carries %d keys (%s) and no fingerprint says which '
-                                      'one signs the repository: set %s'
-                                      % (url, len(found), ', '.join(found) or 'none', variable)}
-    return {'ok': True, 'fingerprint': found[0], 'dropped': [],
-            'reason': 'the file carries one key, %s (checked by its sha256)' % found[0]}
-
-
-# --------------------------------------------------------------------------- apt sources
-
-def _one_line_entries(text, path):
-    entries = []
-    for raw in text.splitlines():
-        line = raw.split('#', 1)[0].strip()
-        if not line:
-            continue
-        options = {}
-        match = re.match(r'^(deb|deb-src)\s+\[([^\]]*)\]\s+(.*)$', line)
-        if match:
-            kind, opts, rest = match.groups()
-            for item in opts.split():
-                if '=' in item:
-                    key, value = item.split('=', 1)
-                    options[key.lower()] = value
-        else:
-            parts = line.split(None, 1)
-            if len(parts) != 2 or parts[0] not in ('deb', 'deb-src'):
-                continue
-            kind, rest = parts
-        words = rest.split()
-        if len(words) < 2:
-            continue
-        entries.append({'file': path, 'format': 'one-line', 'types': [kind], 'uris': [words[0]],
-                        'suites': [words[1]], 'components': words[2:], 'signed_by': options.get('signed-by'),
-                        'enabled': options.get('enabled', 'yes').lower() not in ('no', 'false', '0')})
-    return entries
-
-
-def _deb822_stanzas(text):
-    stanzas, fields, key = [], {}, None
-    for raw in text.splitlines() + ['']:
-        if raw.startswith('#'):
-            continue
-        if not raw.strip():
-            if fields:
-                stanzas.append(fields)
-            fields, key = {}, None
-            continue
-        if raw[0] in ' \t' and key is not None:
-            value = raw.strip()
-            fields[key] += '\n' + ('' if value == '.' else value)
-            continue
-        if ':' not in raw:
-            continue
-        key, value = raw.split(':', 1)
-        key = key.strip().lower()
-        fields[key] = value.strip()
-    return stanzas
-
-
-def _deb822_entries(text, path):
-    entries = []
-    for fields in _deb822_stanzas(text):
-        signed = fields.get('signed-by')
-        entries.append({'file': path, 'format': 'deb822', 'types': fields.get('types', '').split(),
-                        'uris': fields.get('uris', '').split(), 'suites': fields.get('suites', '').split(),
-                        'components': fields.get('components', '').split(),
-                        'signed_by': signed.strip() if signed else None,
-                        'enabled': fields.get('enabled', 'yes').strip().lower() not in ('no', 'false', '0')})
-    return entries
-
-
-def parse_sources(files):
-    """Every apt source entry of ``files`` ({shown path: text}), except the role's own files."""
-    entries = []
-    for path in sorted(files, key=lambda p: (p != '/etc/apt/sources.list', p)):
-        name = path.rsplit('/', 1)[-1]
-        if name.startswith(OWN_PREFIX):
-            continue
-        if name == 'sources.list' or name.endswith('.list'):
-            entries.extend(_one_line_entries(files[path], path))
-        elif name.endswith('.sources'):
-            entries.extend(_deb822_entries(files[path], path))
-    return entries
-
-
-def debian_stanzas(entries, codename, components, mirror=None, keyring=None):
-    """Stanzas giving the Debian archive(s) the host uses the wanted ``components``.
-
-    ``(missing, full, sources)``: ``missing`` adds only what the host's entries lack (what the
-    role writes), ``full`` every wanted component (what the scratch query reads), ``sources``
-    the files the archive entries came from. With ``mirror`` the host's entries are not read.
-    """
-    suites = (codename, codename + '-updates', codename + '-security')
-    if mirror:
-        found = [{'uri': mirror, 'suite': s, 'signed_by': keyring, 'present': [], 'file': None} for s in suites[:2]]
-    else:
-        by_key = {}
-        for entry in entries:
-            if not entry['enabled'] or 'deb' not in entry['types']:
-                continue
-            for uri in entry['uris']:
-                for suite in entry['suites']:
-                    if suite not in suites:
-                        continue
-                    key = (uri.rstrip('/') + '/', suite)
-                    item = by_key.setdefault(key, {'uri': key[0], 'suite': suite, 'signed_by': None,
-                                                   'present': [], 'file': entry['file'], 'main': False})
-                    item['present'].extend(c for c in entry['components'] if c not in item['present'])
-                    item['main'] = item['main'] or 'main' in entry['components']
-                    if entry['signed_by'] and not item['signed_by']:
-                        item['signed_by'] = entry['signed_by']
-        found = [item for key, item in sorted(by_key.items()) if item['main']]
-
-    def group(with_missing):
-        stanzas = []
-        for item in found:
-            comps = [c for c in components if not with_missing or c not in item['present']]
-            if not comps:
-                continue
-            for stanza in stanzas:
-                if (stanza['uri'], stanza['signed_by'], stanza['components']) == (item['uri'], item['signed_by'], comps):
-                    stanza['suites'].append(item['suite'])
-                    break
-            else:
-                stanzas.append({'uri': item['uri'], 'suites': [item['suite']], 'components': comps,
-                                'signed_by': item['signed_by']})
-        return stanzas
-
-    return group(True), group(False), sorted(set(item['file'] for item in found if item['file']))
-
-
-def render_deb822(stanzas, header=None):
-    """deb822 text of ``stanzas`` (uri, suites, components, signed_by)."""
-    out = []
-    if header:
-        out.extend('# ' + line if line else '#' for line in header.splitlines())
-        out.append('')
-    for stanza in stanzas:
-        out.append('Types: deb')
-        out.append('URIs: %s' % stanza['uri'])
-        out.append('Suites: %s' % ' '.join(stanza['suites']))
-        if stanza.get('components'):
-            out.append('Components: %s' % ' '.join(stanza['components']))
-        signed = stanza.get('signed_by')
-        if signed:
-            lines = signed.split('\n')
-            out.append('Signed-By: %s' % lines[0])
-            out.extend(' ' + (line if line else '.') for line in lines[1:])
-        out.append('')
-    return '\n'.join(out)
-
-
-def parse_madison(text):
-    """{package: [versions]} from ``apt-cache madison`` output."""
-    found = {}
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split('|')]
-        if len(parts) < 3 or not parts[0] or not parts[1] or 'Sources' in parts[2]:
-            continue
-        found.setdefault(parts[0], [])
-        if parts[1] not in found[parts[0]]:
-            found[parts[0]].append(parts[1])
-    return found
-
-
-def parse_dpkg_query(text, names):
-    """{name: {version, held}} of the installed packages among ``names`` (dpkg-query -W output
-    with ${Package}\\t${Version}\\t${db:Status-Abbrev})."""
-    found = {}
-    for line in text.splitlines():
-        parts = line.split('\t')
-        if len(parts) == 3 and parts[0] in names and parts[2][1:2] == 'i':
-            found[parts[0]] = {'version': parts[1], 'held': parts[2][:1] == 'h'}
-    return found
-
-
-# --------------------------------------------------------------------------- interrupted runs
-
-_OK_STATES = ('n', 'i', 'c')  # not installed, installed, config-files
-
-
-def dpkg_problems(audit_text, status_rows):
-    """A half-installed package or an interrupted dpkg, with the command that repairs it.
-
-    ``audit_text``: the output of ``dpkg --audit``; ``status_rows``: (package, Status-Abbrev)
-    of the packages of interest (driver family). Empty list when dpkg is consistent.
-    """
-    broken = []
-    for name, abbrev in status_rows:
-        state = abbrev[1:2]
-        error = abbrev[2:3].strip()
-        if (state and state not in _OK_STATES) or error:
-            broken.append('%s (%s)' % (name, abbrev.strip()))
-    audit = [line.strip() for line in (audit_text or '').splitlines() if line.startswith(' ')]
-    audit_names = [line.split()[0] for line in audit if line]
-    problems = []
-    if broken or (audit_text or '').strip():
-        names = broken + [n for n in audit_names if not any(b.startswith(n + ' ') for b in broken)]
-        problems.append('dpkg was interrupted or left packages half-installed (%s): nothing was changed. Repair it '
-                        'with `dpkg --configure -a` (then `apt-get -f install`) as root and run the role again'
-                        % (', '.join(names) or (audit_text or '').strip().splitlines()[0]))
-    return problems
-
-
-def lock_holder_text(lock, pid, cmdline):
-    """Who holds a dpkg/apt lock, for the failure after the bounded wait."""
-    if pid:
-        return '%s is held by pid %s (%s)' % (lock, pid, cmdline or 'command unknown')
-    return '%s is held by another process' % lock
+    if age is not None and age < valid:
+        return {'refresh': False, 'stale': False, 'reason': 'the package index is %d s old' % age}
+    what = 'the package index was never updated' if age is None else 'the package index is %d s old' % age
+    if check_mode:
+        return {'refresh': False, 'stale': True,
+                'reason': '%s; check mode does not refresh it, so the versions read from it may be stale' % what}
+    return {'refresh': True, 'stale': False, 'reason': '%s: refreshed (apt-get update)' % what}
 
 
 # --------------------------------------------------------------------------- versions to install
@@ -596,7 +254,8 @@ def decide(request, versions, installed):
 
     ``request``: branch, version (the user's, may be ""), upgrade, versioned (packages that
     carry the driver version, the kernel-module package first), fabric_manager, nvlsm,
-    required, repo_text / fm_repo_text. ``versions``: {package: [versions]};
+    required, repo_text / fm_repo_text, backend (``apt``: dpkg ordering, ``dnf``: RPM ordering).
+    ``versions``: {package: [versions]};
     ``installed``: {package: {version, held}}.
     """
     branch = str(request.get('branch') or '')
@@ -605,8 +264,9 @@ def decide(request, versions, installed):
     fm = list(request.get('fabric_manager') or [])
     repo = request.get('repo_text') or 'the repository'
     fm_repo = request.get('fm_repo_text') or repo
-    summary = summarise(dict((n, versions.get(n, [])) for n in versioned), versioned, branch)
-    fm_summary = summarise(dict((n, versions.get(n, [])) for n in fm), fm, branch)
+    backend = request.get('backend') or 'apt'
+    summary = summarise(dict((n, versions.get(n, [])) for n in versioned), versioned, branch, backend)
+    fm_summary = summarise(dict((n, versions.get(n, [])) for n in fm), fm, branch, backend)
     first = versioned[0] if versioned else None
     have = installed.get(first, {}).get('version') if first else None
     have_up = upstream_of(have) if have else ''
@@ -790,38 +450,3 @@ def verify_skip_reason(action, action_reason, check_mode, change):
     if check_mode and change:
         return 'check mode: the driver change is not applied'
     return ''
-
-
-def proc_locks_holders(proc_locks_text, inode):
-    """Pids that hold a lock on ``inode`` according to /proc/locks."""
-    pids = []
-    for line in (proc_locks_text or '').splitlines():
-        fields = line.split()
-        if '->' in fields:
-            continue
-        for index, field in enumerate(fields):
-            if field.count(':') == 2 and index > 0:
-                try:
-                    if int(field.rsplit(':', 1)[1]) == inode and fields[index - 1].isdigit():
-                        pids.append(int(fields[index - 1]))
-                except ValueError:
-                    pass
-                break
-    return sorted(set(pids))
-
-
-def wait_for_locks(probe, locks, timeout, sleep, clock, interval=2.0):
-    """Wait (bounded) until none of ``locks`` is held; ``probe(lock)`` returns None when the lock is
-    free, else a description of the holder. Returns {'ok', 'waited', 'holder'}."""
-    start = clock()
-    while True:
-        held = [(lock, probe(lock)) for lock in locks]
-        held = [(lock, who) for lock, who in held if who]
-        waited = clock() - start
-        if not held:
-            return {'ok': True, 'waited': round(waited, 1), 'holder': None}
-        if waited >= timeout:
-            return {'ok': False, 'waited': round(waited, 1), 'holder': held[0][1],
-                    'error': '%s after waiting %d s: let it finish (or stop it) and run the role again'
-                             % (held[0][1], int(timeout))}
-        sleep(min(interval, max(0.1, timeout - waited)))

@@ -1,14 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Repository key trust shared by every role that adds an NVIDIA repository.
+"""Repository key trust shared by every role that adds a package repository.
 
-One implementation of "the key is trusted exactly so": the key file is downloaded once, its
-sha256 checked when the user gives one, its primary keys read with ``gpg --show-keys``, only
-the wanted fingerprint exported (``nvidia_repo.choose_key`` decides which) into an armored
-keyring that becomes the repository's ``Signed-By``. Used by the modules
-gpuops.dlserver.nvidia_driver_repo (CUDA repository) and
-gpuops.dlserver.nvidia_container_toolkit_facts (libnvidia-container repository).
+One implementation of "the key is trusted exactly so": the key's URL is checked first
+(``key_problems``: http(s) or file, a plain-http URL only when a sha256 pins the file, a
+fingerprint or a checksum to check it by), the key file is downloaded once, its sha256 checked
+when the user gives one, its primary keys read with ``gpg --show-keys``, and only the wanted
+primary key exported (``choose_key`` decides which: a file with a second key is refused unless
+a fingerprint selects one) into an armored keyring that becomes the repository's
+``Signed-By``. Used by the modules gpuops.dlserver.package_repository (every role's
+repositories), gpuops.dlserver.nvidia_driver_repo (the scratch query of the CUDA repository)
+and gpuops.dlserver.nvidia_container_toolkit_facts.
 
 ``Host`` is the edge (commands with a C locale, files, downloads); ``Failure`` carries a
 message that names the variable to change.
@@ -20,12 +23,15 @@ __metaclass__ = type
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
+KEY_URL_RE = re.compile(r'(https?|file)://[^\s]+')
+SHA256_RE = re.compile(r'(sha256:)?[0-9a-fA-F]{64}')
+FINGERPRINT_RE = re.compile(r'[0-9A-F]{40}')
 
 
 class Failure(Exception):
@@ -53,42 +59,124 @@ class Host(object):
         with open(path) as handle:
             return handle.read()
 
-    def download(self, url, dest):
+    def download(self, url, dest, variable='the key URL'):
         if url.startswith('file://'):
-            shutil.copyfile(url[len('file://'):], dest)
+            try:
+                shutil.copyfile(url[len('file://'):], dest)
+            except (IOError, OSError) as exc:
+                raise Failure('cannot read the repository key %s (%s): %s on this host'
+                              % (url, variable, exc.strerror or exc))
             return
         try:
             resp = open_url(url, timeout=60)
             with open(dest, 'wb') as handle:
                 shutil.copyfileobj(resp, handle)
         except Exception as exc:  # pylint: disable=broad-except
-            raise Failure('cannot download the repository key %s: %s' % (url, exc))
+            raise Failure('cannot download the repository key %s (%s): %s' % (url, variable, exc))
+
+
+def parse_fingerprints(text):
+    """Primary-key fingerprints from ``gpg --with-colons`` output."""
+    fprs, after_pub = [], False
+    for line in text.splitlines():
+        fields = line.split(':')
+        if fields[0] == 'pub':
+            after_pub = True
+        elif fields[0] == 'fpr' and after_pub and len(fields) > 9:
+            fprs.append(fields[9].upper())
+            after_pub = False
+    return fprs
+
+
+def choose_key(url, found, wanted, variable):
+    """The one key of the file at ``url`` that is trusted as the repository's Signed-By.
+
+    With a wanted fingerprint only that key is exported (other keys in the file are dropped
+    and reported); without one the file must carry exactly one key.
+    """
+    if wanted:
+        if wanted not in found:
+            return {'ok': False, 'error': 'the repository key %s has fingerprint(s) %s, expected %s (set '
+                                          '%s to the key that signs the repository)'
+                                          % (url, ', '.join(found) or 'none', wanted, variable)}
+        dropped = [f for f in found if f != wanted]
+        return {'ok': True, 'fingerprint': wanted, 'dropped': dropped,
+                'reason': 'only %s is exported into the keyring%s' % (
+                    wanted, ' (not trusted: %s)' % ', '.join(dropped) if dropped else '')}
+    if len(found) != 1:
+        return {'ok': False, 'error': 'the repository key file %s carries %d keys (%s) and no fingerprint says which '
+                                      'one signs the repository: set %s'
+                                      % (url, len(found), ', '.join(found) or 'none', variable)}
+    return {'ok': True, 'fingerprint': found[0], 'dropped': [],
+            'reason': 'the file carries one key, %s (checked by its sha256)' % found[0]}
+
+
+def clean_fingerprint(value):
+    """The fingerprint without blanks, upper case (``EB69 3B30 ...`` as NVIDIA prints it)."""
+    return re.sub(r'\s', '', value or '').upper()
+
+
+def clean_sha256(value):
+    """The hex digest of ``sha256:<hex>`` or ``<hex>``, lower case ('' when unset)."""
+    value = (value or '').strip().lower()
+    return value[len('sha256:'):] if value.startswith('sha256:') else value
+
+
+def key_problems(spec):
+    """What makes the key of ``spec`` untrustworthy before anything is downloaded.
+
+    ``spec``: url, sha256, fingerprint and url_var / checksum_var / fingerprint_var (the
+    variables the messages name). A plain-http key URL is refused unless a sha256 pins the
+    file: anyone on the path could hand over their own key, fingerprint and all.
+    """
+    url, sha, fpr = spec.get('url') or '', spec.get('sha256') or '', clean_fingerprint(spec.get('fingerprint'))
+    url_var = spec.get('url_var', 'the key URL')
+    sha_var = spec.get('checksum_var', 'the key checksum')
+    fpr_var = spec.get('fingerprint_var', 'the key fingerprint')
+    problems = []
+    if not KEY_URL_RE.fullmatch(url):
+        problems.append('%s must be an https://, http:// or file:// URL, got %r' % (url_var, url))
+    elif url.startswith('http://') and not sha:
+        problems.append('the repository key %s comes over plain http: set %s to its sha256 (or use https://)'
+                        % (url, sha_var))
+    if sha and not SHA256_RE.fullmatch(sha):
+        problems.append('%s must be sha256:<64 hex digits> (or ""), got %r' % (sha_var, spec.get('sha256')))
+    if fpr and not FINGERPRINT_RE.fullmatch(fpr):
+        problems.append('%s must be a 40-hex-digit OpenPGP fingerprint (or ""), got %r' % (fpr_var, fpr))
+    if not (sha or fpr) and KEY_URL_RE.fullmatch(url) and not url.startswith('http://'):
+        problems.append('the repository key %s cannot be checked: set %s (the fingerprint of the key that signs the '
+                        'repository) or %s (sha256 of the file)' % (url, fpr_var, sha_var))
+    return problems
 
 
 def fetch_key(host, spec, work):
     """Download the key once, check sha256 and fingerprint, export only the chosen key.
 
-    ``spec``: url, sha256, fingerprint (from the role's inputs) and optionally checksum_var and
-    fingerprint_var, the variables the failure messages name. Returns the path of the exported
-    keyring and the record the roles report (status file).
+    ``spec``: url, sha256, fingerprint (from the role's inputs) and optionally url_var,
+    checksum_var and fingerprint_var, the variables the failure messages name. Returns the path
+    of the exported keyring and the record the roles report (status file).
     """
+    problems = key_problems(spec)
+    if problems:
+        raise Failure('; '.join(problems))
+    wanted_sha = clean_sha256(spec.get('sha256'))
+    wanted_fpr = clean_fingerprint(spec.get('fingerprint'))
     gpg = host.module.get_bin_path('gpg')
     if not gpg:
         raise Failure('gpg is not installed, so the repository key %s cannot be checked; install gpg' % spec['url'])
     dest = os.path.join(work, 'downloaded.key')
-    host.download(spec['url'], dest)
+    host.download(spec['url'], dest, spec.get('url_var', 'the key URL'))
     with open(dest, 'rb') as handle:
         actual = hashlib.sha256(handle.read()).hexdigest()
-    if spec['sha256'] and actual != spec['sha256']:
+    if wanted_sha and actual != wanted_sha:
         raise Failure('the repository key %s has sha256 %s, expected %s (%s)'
-                      % (spec['url'], actual, spec['sha256'],
-                         spec.get('checksum_var', 'nvidia_driver_cuda_keyring_checksum')))
+                      % (spec['url'], actual, wanted_sha, spec.get('checksum_var', 'the key checksum')))
     home = tempfile.mkdtemp(prefix='gnupg.', dir=work)
     env = {'GNUPGHOME': home}
     dummy, out, dummy2 = host.run([gpg, '--batch', '--no-tty', '--with-colons', '--show-keys', dest],
                                   what='gpg --show-keys of the repository key', env=env)
-    chosen = repo.choose_key(spec['url'], repo.parse_fingerprints(out), spec['fingerprint'],
-                             spec.get('fingerprint_var', 'nvidia_driver_cuda_keyring_fingerprint'))
+    chosen = choose_key(spec['url'], parse_fingerprints(out), wanted_fpr,
+                        spec.get('fingerprint_var', 'the key fingerprint'))
     if not chosen['ok']:
         raise Failure(chosen['error'])
     host.run([gpg, '--batch', '--no-tty', '--import', dest], what='gpg --import of the repository key', env=env)

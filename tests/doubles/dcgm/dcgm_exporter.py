@@ -1,5 +1,5 @@
 # TEST DOUBLE of NVIDIA's dcgm-exporter for the gpuops.dlserver lab; not NVIDIA software. Packaged
-# by tests/doubles/build_dcgm_repo.py into the double of datacenter-gpu-manager-exporter.
+# by tests/doubles/build_repo.py (spec cuda) into the double of datacenter-gpu-manager-exporter.
 #
 # It takes the real exporter's options (an unknown one is refused, exit 2), reads the collectors
 # file given with -f in the real format ("DCGM_FI_..., gauge|counter|label, help"; a malformed line

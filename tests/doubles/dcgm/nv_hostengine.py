@@ -1,5 +1,5 @@
 # TEST DOUBLE of NVIDIA's nv-hostengine (DCGM host engine) for the gpuops.dlserver lab; not NVIDIA
-# software. Packaged by tests/doubles/build_dcgm_repo.py into the double of
+# software. Packaged by tests/doubles/build_repo.py (spec cuda) into the double of
 # datacenter-gpu-manager-4-core. It listens where the real one does (127.0.0.1:5555 unless -b/-p
 # say otherwise) and answers one request, "GPUS", with the NVIDIA GPUs of the host's PCI tree (the
 # lab's sysfs fixture at /opt/gpuops-fixture/sys when present), so that the dcgm-exporter double

@@ -5,10 +5,8 @@ config of an unknown version: the user's files byte for byte as they were), and 
 with the real key trust code against the repository double's key (real gpg)."""
 
 import hashlib
-import importlib.util
 import json
 import os
-import shutil
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
@@ -97,29 +95,22 @@ def test_user_files_the_role_cannot_merge_are_named_and_left_alone(etc, engine, 
     assert tree_hash(str(etc)) == before
 
 
-@pytest.mark.skipif(not shutil.which("gpg") or not shutil.which("dpkg-deb"), reason="needs gpg and dpkg-deb")
-def test_resolve_trusts_only_the_double_key_and_plans_the_crio_dropin(etc, tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("build_ctk_repo", os.path.join(REPO, "tests", "doubles",
-                                                                                 "build_ctk_repo.py"))
-    builder = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(builder)
-    mirror, state = tmp_path_factory.mktemp("mirror"), tmp_path_factory.mktemp("state")
-    built = builder.build(str(mirror), str(state))
-    key = mirror / "apt" / "libnvidia-container" / "stable" / "deb" / "amd64" / "gpgkey"
-    args = {"action": "resolve", "platform": platform(etc),
-            "inputs": inputs(engines=["crio"], keyring_url="file://%s" % key, keyring_fingerprint=built["fingerprint"],
-                             default_runtime=True)}
+def test_resolve_plans_the_pinned_packages_and_the_crio_dropin(etc):
+    # The repository and its key are gpuops.dlserver.package_repository's (the role's install.yml
+    # through roles/common/tasks/package_repo.yml): tests/unit/plugins/modules/test_package_repository.py.
+    args = {"action": "resolve", "platform": platform(etc), "inputs": inputs(engines=["crio"], default_runtime=True)}
     kind, result = run(args)
     assert kind is ExitJson, result.get("msg")
-    assert result["keyring"]["fingerprints"] == [built["fingerprint"]]
+    assert "keyring" not in result and result["packages"] == [
+        "nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"]
     assert result["install"] == ["nvidia-container-toolkit=1.19.1-*", "nvidia-container-toolkit-base=1.19.1-*",
                                  "libnvidia-container-tools=1.19.1-*", "libnvidia-container1=1.19.1-*"]
     [dropin] = result["files"]
     assert dropin["dest"].endswith("crio.conf.d/99-gpuops-nvidia.conf") and 'default_runtime = "nvidia"' in dropin["content"]
-    # A wrong fingerprint names the variable; nothing is planned.
-    args["inputs"]["keyring_fingerprint"] = "0" * 40
+    # A key that cannot be trusted is still refused before any change, naming the variable.
+    args["inputs"]["keyring_url"] = "http://mirror.example/gpgkey"
     kind, result = run(args)
-    assert kind is FailJson and "nvidia_container_toolkit_keyring_fingerprint" in result["msg"]
+    assert kind is FailJson and "nvidia_container_toolkit_keyring_checksum" in result["msg"] and "plain http" in result["msg"]
 
 
 class EngineHost(object):

@@ -32,7 +32,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan impo
 HERE = os.path.dirname(os.path.dirname(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 ROLE = os.path.join(REPO, "roles", "dcgm_exporter")
-PLATFORM = {"repo_name": "debian12", "repo_arch": "x86_64", "config_dir": "/etc/dcgm-exporter"}
+PLATFORM = {"config_dir": "/etc/dcgm-exporter"}
 
 with open(os.path.join(HERE, "data", "dcgm_cases.yml")) as _handle:
     CASES = yaml.safe_load(_handle)

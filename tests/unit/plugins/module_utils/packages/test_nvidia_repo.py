@@ -5,7 +5,10 @@ import os
 import pytest
 import yaml
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources as sources
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_trust
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(HERE, "data", "nvidia_repo_cases.yml")) as _fh:
@@ -19,22 +22,6 @@ DEFAULTS = {"cuda_repo_base_url": "https://developer.download.nvidia.com/compute
 
 def ids(cases):
     return [c["id"] for c in cases]
-
-
-@pytest.mark.parametrize("older,newer", [
-    ("535.261.03-1", "535.309.01-0+deb12u1"), ("580.95.05-1", "580.105.08-1"), ("1.0~rc1-1", "1.0-1"),
-    ("2.0-1", "1:1.0-1"), ("535.171.04-1~deb12u1", "535.171.04-1"), ("580.95.05-1", "580.95.05-1+gpuops.testdouble"),
-    ("5.14.0-427.el9", "5.14.0-503.el9"), ("1.2a-1", "1.2b-1"),
-])
-@pytest.mark.parametrize("apt_pkg", [True, False], ids=["apt_pkg-if-present", "fallback"])
-def test_dpkg_version_order(monkeypatch, older, newer, apt_pkg):
-    if not apt_pkg:
-        monkeypatch.setattr(repo, "HAS_APT_PKG", False)
-    elif not repo.HAS_APT_PKG:
-        pytest.skip("python3-apt is not importable here")
-    assert repo.compare_versions(older, newer) < 0 < repo.compare_versions(newer, older)
-    assert repo.compare_versions(newer, newer) == 0
-    assert repo.sort_desc([older, newer, older]) == [newer, older]
 
 
 @pytest.mark.parametrize("version,upstream,branch", [
@@ -54,7 +41,8 @@ def test_fabric_manager_package_names(case):
 
 @pytest.mark.parametrize("case", CASES["keys"], ids=ids(CASES["keys"]))
 def test_choose_key(case):
-    result = repo.choose_key("http://mirror/key.pub", case["found"], case["wanted"])
+    result = repo_trust.choose_key("http://mirror/key.pub", case["found"], case["wanted"],
+                                   "nvidia_driver_cuda_keyring_fingerprint")
     expect = case["expect"]
     assert result["ok"] is expect["ok"]
     for key in ("fingerprint", "dropped"):
@@ -66,7 +54,7 @@ def test_choose_key(case):
 
 @pytest.mark.parametrize("case", CASES["dpkg"], ids=ids(CASES["dpkg"]))
 def test_dpkg_problems(case):
-    problems = repo.dpkg_problems(case["audit"], [tuple(r) for r in case["rows"]])
+    problems = dpkg_state.dpkg_problems(case["audit"], [tuple(r) for r in case["rows"]])
     if not case["expect"]:
         assert problems == []
     else:
@@ -118,23 +106,23 @@ def test_proc_locks_holders():
     text = ("1: POSIX  ADVISORY  WRITE 4242 08:01:1310723 0 EOF\n"
             "2: FLOCK  ADVISORY  WRITE 99 00:1a:77 0 EOF\n"
             "2: -> POSIX  ADVISORY  WRITE 5555 08:01:1310723 0 EOF\n")
-    assert repo.proc_locks_holders(text, 1310723) == [4242]
-    assert repo.proc_locks_holders(text, 12) == []
+    assert dpkg_state.proc_locks_holders(text, 1310723) == [4242]
+    assert dpkg_state.proc_locks_holders(text, 12) == []
 
 
 def test_wait_for_locks_retries_then_succeeds():
     clock = {"t": 0.0}
     answers = iter(["pid 7 (apt-get install x)", "pid 7 (apt-get install x)", None])
-    result = repo.wait_for_locks(lambda lock: next(answers), ["/var/lib/dpkg/lock-frontend"], 60,
-                                 lambda s: clock.__setitem__("t", clock["t"] + s), lambda: clock["t"])
+    result = dpkg_state.wait_for_locks(lambda lock: next(answers), ["/var/lib/dpkg/lock-frontend"], 60,
+                                       lambda s: clock.__setitem__("t", clock["t"] + s), lambda: clock["t"])
     assert result["ok"] is True and result["waited"] == 4.0
 
 
 def test_wait_for_locks_is_bounded_and_names_the_holder():
     clock = {"t": 0.0}
-    holder = repo.lock_holder_text("/var/lib/dpkg/lock-frontend", 4242, "/usr/bin/unattended-upgrade")
-    result = repo.wait_for_locks(lambda lock: holder, ["/var/lib/dpkg/lock-frontend"], 10,
-                                 lambda s: clock.__setitem__("t", clock["t"] + s), lambda: clock["t"])
+    holder = dpkg_state.lock_holder_text("/var/lib/dpkg/lock-frontend", 4242, "/usr/bin/unattended-upgrade")
+    result = dpkg_state.wait_for_locks(lambda lock: holder, ["/var/lib/dpkg/lock-frontend"], 10,
+                                       lambda s: clock.__setitem__("t", clock["t"] + s), lambda: clock["t"])
     assert result["ok"] is False and 10 <= result["waited"] <= 11
     assert "pid 4242 (/usr/bin/unattended-upgrade)" in result["error"] and "after waiting 10 s" in result["error"]
 
@@ -154,7 +142,7 @@ def test_parse_sources_skips_own_files_and_reads_both_formats():
             " -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n AAAA\n -----END PGP PUBLIC KEY BLOCK-----\n"),
         "/etc/apt/sources.list.d/gpuops-nvidia-debian.sources": "Types: deb\nURIs: http://own/\nSuites: x\n",
     }
-    entries = repo.parse_sources(files)
+    entries = sources.parse_sources(files)
     assert "/etc/apt/sources.list.d/gpuops-nvidia-debian.sources" not in set(e["file"] for e in entries)
     first = entries[0]
     assert (first["types"], first["uris"], first["suites"], first["components"]) == (
@@ -163,9 +151,9 @@ def test_parse_sources_skips_own_files_and_reads_both_formats():
     assert [e for e in entries if e["uris"] == ["http://off.example/debian"]][0]["enabled"] is False
     inline = [e for e in entries if e["uris"] == ["http://inline.example/x"]][0]
     assert inline["signed_by"] == "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nAAAA\n-----END PGP PUBLIC KEY BLOCK-----"
-    text = repo.render_deb822([{"uri": "http://x/", "suites": ["/"], "components": [], "signed_by": inline["signed_by"]}])
+    text = sources.render_deb822([{"uri": "http://x/", "suites": ["/"], "components": [], "signed_by": inline["signed_by"]}])
     assert "Signed-By: -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n AAAA\n" in text
-    assert repo.parse_sources({"/etc/apt/sources.list.d/x.sources": text})[0]["signed_by"] == inline["signed_by"]
+    assert sources.parse_sources({"/etc/apt/sources.list.d/x.sources": text})[0]["signed_by"] == inline["signed_by"]
 
 
 def _entry(uri, suite, comps, signed=None, enabled=True):
@@ -181,15 +169,15 @@ def test_debian_stanzas_add_only_missing_components_to_the_hosts_archive():
                _entry("http://docker.example/linux/debian", "trixie", ["stable"]),
                _entry("http://m.example/debian", "trixie-backports", ["main"], key),
                _entry("http://off.example/debian", "trixie", ["main"], key, enabled=False)]
-    missing, full, files = repo.debian_stanzas(entries, "trixie", COMPONENTS)
+    missing, full, files = sources.debian_stanzas(entries, "trixie", COMPONENTS)
     assert files == ["/etc/apt/sources.list.d/debian.sources"]
     assert missing == [{"uri": "http://m.example/debian-security/", "suites": ["trixie-security"],
                         "components": ["contrib", "non-free"], "signed_by": key},
                        {"uri": "http://m.example/debian/", "suites": ["trixie", "trixie-updates"],
                         "components": COMPONENTS, "signed_by": key}]
     assert [s["components"] for s in full] == [COMPONENTS, COMPONENTS]
-    assert repo.debian_stanzas([_entry("http://x/", "bookworm", ["stable"])], "bookworm", COMPONENTS)[1] == []
-    missing, full, files = repo.debian_stanzas(entries, "bookworm", COMPONENTS, mirror="http://l/d/", keyring="/k")
+    assert sources.debian_stanzas([_entry("http://x/", "bookworm", ["stable"])], "bookworm", COMPONENTS)[1] == []
+    missing, full, files = sources.debian_stanzas(entries, "bookworm", COMPONENTS, mirror="http://l/d/", keyring="/k")
     assert files == [] and missing == full
 
 
@@ -197,17 +185,17 @@ def test_parse_madison_fingerprints_and_dpkg_query():
     out = ("nvidia-smi | 535.309.01-0+deb12u1 | http://m/debian-security bookworm-security/non-free amd64 Packages\n"
            "  libcuda1 | 535.261.03-1 | http://m/debian bookworm/non-free amd64 Packages\n"
            "nvidia-graphics-drivers | 535.261.03-1 | http://m/debian bookworm/non-free Sources\n")
-    assert repo.parse_madison(out) == {"nvidia-smi": ["535.309.01-0+deb12u1"], "libcuda1": ["535.261.03-1"]}
+    assert sources.parse_madison(out) == {"nvidia-smi": ["535.309.01-0+deb12u1"], "libcuda1": ["535.261.03-1"]}
     colons = ("pub:-:255:22:4B2B3FB657533A95:1735689600:::-:::scESC::::::23::0:\n"
               "fpr:::::::::612F6B38E555C102747DA70C4B2B3FB657533A95:\n"
               "sub:-:255:18:AAAA:1735689600::::::e::::::23:\n"
               "fpr:::::::::BBBB0000BBBB0000BBBB0000BBBB0000BBBB0000:\n"
               "pub:-:255:22:1111:1735689600:::-:::scESC::::::23::0:\n"
               "fpr:::::::::CCCC0000CCCC0000CCCC0000CCCC0000CCCC0000:\n")
-    assert repo.parse_fingerprints(colons) == ["612F6B38E555C102747DA70C4B2B3FB657533A95",
-                                               "CCCC0000CCCC0000CCCC0000CCCC0000CCCC0000"]
+    assert repo_trust.parse_fingerprints(colons) == ["612F6B38E555C102747DA70C4B2B3FB657533A95",
+                                                     "CCCC0000CCCC0000CCCC0000CCCC0000CCCC0000"]
     rows = "nvidia-smi\t535.1-1\thi \nlibcuda1\t535.1-1\tii \nx\t1\tii \nnvidia-kernel-dkms\t\tun \n"
-    assert repo.parse_dpkg_query(rows, ["nvidia-smi", "libcuda1", "nvidia-kernel-dkms"]) == {
+    assert sources.parse_dpkg_query(rows, ["nvidia-smi", "libcuda1", "nvidia-kernel-dkms"]) == {
         "nvidia-smi": {"version": "535.1-1", "held": True}, "libcuda1": {"version": "535.1-1", "held": False}}
 
 

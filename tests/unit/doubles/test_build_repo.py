@@ -1,5 +1,7 @@
-"""tests/doubles/build_cuda_repo.py builds an apt repository laid out like NVIDIA's CUDA
-repository, signed by a lab key, holding packages that are named as TEST DOUBLEs."""
+"""tests/doubles/build_repo.py, the one builder of repository doubles (specs in
+tests/doubles/repo_specs.py): the ``cuda`` spec builds an apt repository laid out like NVIDIA's CUDA
+repository, signed by a lab key, holding the driver, Fabric Manager and DCGM packages, every one named
+a TEST DOUBLE; the ``ctk`` spec the libnvidia-container repository."""
 
 import gzip
 import hashlib
@@ -12,9 +14,9 @@ import subprocess
 import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-BUILDER = os.path.join(REPO, "tests", "doubles", "build_cuda_repo.py")
+BUILDER = os.path.join(REPO, "tests", "doubles", "build_repo.py")
 
-_spec = importlib.util.spec_from_file_location("build_cuda_repo", BUILDER)
+_spec = importlib.util.spec_from_file_location("build_repo", BUILDER)
 builder = importlib.util.module_from_spec(_spec)
 sys.dont_write_bytecode, _saved = True, sys.dont_write_bytecode
 _spec.loader.exec_module(builder)
@@ -93,7 +95,7 @@ def test_every_package_is_named_as_a_double(built):
 def test_release_is_signed_by_the_published_key(built, tmp_path):
     mirror = built[0]
     repo = mirror / "apt" / "cuda" / "debian12" / "x86_64"
-    keyring = repo / builder.KEYRING_NAME
+    keyring = repo / builder.SPECS["cuda"]["keyring"]
     for args in (["gpgv", "--keyring", str(keyring), str(repo / "InRelease")],
                  ["gpgv", "--keyring", str(keyring), str(repo / "Release.gpg"), str(repo / "Release")]):
         res = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)

@@ -1,5 +1,5 @@
-"""tests/doubles/build_dcgm_repo.py builds the DCGM packages double (signed like the CUDA
-repository double, every package named a TEST DOUBLE), and the nv-hostengine / dcgm-exporter
+"""The DCGM packages of the CUDA repository double (tests/doubles/build_repo.py, spec ``cuda``;
+every package named a TEST DOUBLE), and the nv-hostengine / dcgm-exporter
 stand-ins it packages behave as the role's lab checks assume: the exporter refuses unknown
 options, needs a host engine (-r) where no driver is loaded, and serves the fields of its -f file."""
 
@@ -17,7 +17,7 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 DOUBLES = os.path.join(REPO, "tests", "doubles")
 
-_spec = importlib.util.spec_from_file_location("build_dcgm_repo", os.path.join(DOUBLES, "build_dcgm_repo.py"))
+_spec = importlib.util.spec_from_file_location("build_repo", os.path.join(DOUBLES, "build_repo.py"))
 builder = importlib.util.module_from_spec(_spec)
 sys.dont_write_bytecode, _saved = True, sys.dont_write_bytecode
 _spec.loader.exec_module(builder)
@@ -36,9 +36,9 @@ def fixture_built(tmp_path_factory):
 def test_idempotent_signed_and_named_as_doubles(built):
     mirror, first, second = built
     assert first["changed"] is True and second["changed"] is False
-    manifest = json.loads((mirror / "apt" / "dcgm" / "testdouble.json").read_text())
+    manifest = json.loads((mirror / "apt" / "cuda" / "testdouble.json").read_text())
     assert sorted(manifest["repos"]) == ["debian12/x86_64", "debian13/x86_64"]
-    repo = mirror / "apt" / "dcgm" / "debian12" / "x86_64"
+    repo = mirror / "apt" / "cuda" / "debian12" / "x86_64"
     packages = (repo / "Packages").read_text()
     for name in ("datacenter-gpu-manager-4-core", "datacenter-gpu-manager-4-cuda11", "datacenter-gpu-manager-4-cuda12",
                  "datacenter-gpu-manager-4-cuda13", "datacenter-gpu-manager-4-proprietary",
@@ -47,11 +47,11 @@ def test_idempotent_signed_and_named_as_doubles(built):
     assert packages.count("Description: TEST DOUBLE of ") == packages.count("Package: ")
     assert all("+gpuops.testdouble" in line for line in packages.splitlines() if line.startswith("Version: "))
     assert "BEGIN PGP SIGNED MESSAGE" in (repo / "InRelease").read_text()
-    assert "apt/dcgm/debian12/x86_64/Packages" in (mirror / "SHA256SUMS").read_text()
+    assert "apt/cuda/debian12/x86_64/Packages" in (mirror / "SHA256SUMS").read_text()
 
 
 def test_scripts_are_executable_python(built, tmp_path):
-    repo = built[0] / "apt" / "dcgm" / "debian12" / "x86_64"
+    repo = built[0] / "apt" / "cuda" / "debian12" / "x86_64"
     deb = [p for p in os.listdir(str(repo)) if p.startswith("datacenter-gpu-manager-exporter_")][0]
     subprocess.run(["dpkg-deb", "-x", str(repo / deb), str(tmp_path)], check=True)
     script = tmp_path / "usr" / "bin" / "dcgm-exporter"

@@ -1,4 +1,4 @@
-"""tests/doubles/build_ctk_repo.py builds a signed apt repository laid out like NVIDIA's
+"""tests/doubles/build_repo.py --repo ctk builds a signed apt repository laid out like NVIDIA's
 libnvidia-container repository, every package a named TEST DOUBLE whose tools never pretend
 to need no driver; a second build with the same recipe changes nothing."""
 import importlib.util
@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-BUILDER = os.path.join(REPO, "tests", "doubles", "build_ctk_repo.py")
-_spec = importlib.util.spec_from_file_location("build_ctk_repo", BUILDER)
+BUILDER = os.path.join(REPO, "tests", "doubles", "build_repo.py")
+_spec = importlib.util.spec_from_file_location("build_repo", BUILDER)
 builder = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(builder)
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not shutil.which("gpg") or not shutil.which("dpk
 
 def test_double_repository(tmp_path):
     mirror, state = tmp_path / "mirror", tmp_path / "state"
-    first = builder.build(str(mirror), str(state))
+    first = builder.build(str(mirror), str(state), name="ctk")
     assert first["changed"] is True
     base = mirror / "apt" / "libnvidia-container"
     manifest = json.loads((base / "testdouble.json").read_text())
@@ -34,7 +34,7 @@ def test_double_repository(tmp_path):
     for name in ("InRelease", "Release.gpg", "Packages", "Packages.gz", "gpgkey"):
         assert (repo / name).exists()
     index = (repo / "Packages").read_text()
-    assert index.count("Description: TEST DOUBLE of ") == 8 and "build_ctk_repo.py" in index
+    assert index.count("Description: TEST DOUBLE of ") == 8 and "build_repo.py" in index
     assert "libnvidia-container" in (repo / "Release").read_text()
     # The tools say they are doubles; what needs a driver fails like the real tool without one.
     deb = next(repo.glob("nvidia-container-toolkit-base_1.19.1*.deb"))
@@ -53,4 +53,4 @@ def test_double_repository(tmp_path):
                    capture_output=True)
     subprocess.run(["gpg", "--homedir", str(home), "--batch", "--verify", str(repo / "InRelease")], check=True,
                    capture_output=True)
-    assert builder.build(str(mirror), str(state))["changed"] is False
+    assert builder.build(str(mirror), str(state), name="ctk")["changed"] is False

@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVIDIA's CUDA repository per distribution: ONE table for the whole collection.
+
+``nvidia_driver`` (cuda_repo source, Fabric Manager), ``dcgm_exporter`` (host DCGM) and the
+coming ``cuda_toolkit`` all install from ``<base>/<directory>/<arch>/``; each distribution's
+directory is signed by its own key, which lives in the directory as ``<key_file>``.
+
+SOURCE: NVIDIA's cuda-repo-management README, section "GPG keys" ("Active pubkeys for
+https://developer.download.nvidia.com/compute/cuda/repos/": debian12 ``3bf863cc``, debian13
+``8793F200``, the RPM distributions ``D42D0685``) and the key files of the repositories
+(``<directory>/<arch>/<key_file>``); full fingerprints as ``gpg --show-keys`` prints them for
+those files. The EL key has no fingerprint here: the user names it or pins the file by sha256.
+
+Pure data and functions, standard library only, Python 3.8+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_trust
+
+URL_RE = re.compile(r'(https?|file)://[^\s]+')
+VARIABLES = ('gpuops_cuda_repo_base_url', 'gpuops_cuda_repo_url', 'gpuops_cuda_repo_key_url',
+             'gpuops_cuda_repo_key_checksum', 'gpuops_cuda_repo_key_fingerprint')
+
+KEY_3BF863CC = {'key_file': '3bf863cc.pub', 'fingerprint': 'EB693B3035CD5710E231E123A4B469963BF863CC'}
+KEY_8793F200 = {'key_file': '8793F200.pub', 'fingerprint': '02182E60104FCDC26EAE1B8597A5D4CB8793F200'}
+KEY_D42D0685 = {'key_file': 'D42D0685.pub', 'fingerprint': ''}
+
+# (distribution family key, version) -> directory and key. Versions: Debian's major, Ubuntu's
+# release without the dot, EL's major.
+REPOSITORIES = {
+    ('debian', '12'): dict(KEY_3BF863CC, directory='debian12'),
+    ('debian', '13'): dict(KEY_8793F200, directory='debian13'),
+    ('ubuntu', '2204'): dict(KEY_3BF863CC, directory='ubuntu2204'),
+    ('ubuntu', '2404'): dict(KEY_3BF863CC, directory='ubuntu2404'),
+    ('rhel', '9'): dict(KEY_D42D0685, directory='rhel9'),
+}
+
+# ansible_facts.architecture -> the repository's architecture directory.
+ARCHES = {'x86_64': 'x86_64', 'aarch64': 'sbsa'}
+
+# Distributions whose CUDA repository is NVIDIA's EL one.
+EL_LIKE = ('redhat', 'rocky', 'almalinux', 'centos', 'oraclelinux')
+
+DEFAULT_BASE_URL = 'https://developer.download.nvidia.com/compute/cuda/repos'
+
+
+def lookup(distribution, major, version, architecture):
+    """The CUDA repository of a host: directory, arch, key_file, fingerprint and reason.
+
+    ``distribution``/``major``/``version``/``architecture`` are the Ansible facts
+    (``Debian``/``13``/``13.1``/``x86_64``). Raises ValueError for a platform NVIDIA has no
+    repository for (or that the table does not know yet).
+    """
+    family = str(distribution or '').lower()
+    if family in EL_LIKE:
+        key = ('rhel', str(major))
+    elif family == 'ubuntu':
+        key = ('ubuntu', str(version or '').replace('.', ''))
+    else:
+        key = (family, str(major))
+    row = REPOSITORIES.get(key)
+    if row is None:
+        raise ValueError('NVIDIA\'s CUDA repository has no directory for %s %s in the collection\'s table '
+                         '(known: %s)' % (distribution, version or major,
+                                          ', '.join(r['directory'] for r in REPOSITORIES.values())))
+    arch = ARCHES.get(str(architecture))
+    if arch is None:
+        raise ValueError('NVIDIA\'s CUDA repository has no directory for the architecture %s (known: %s)'
+                         % (architecture, ', '.join(sorted(ARCHES))))
+    return dict(row, arch=arch, path='%s/%s' % (row['directory'], arch),
+                reason='%s %s on %s: %s/%s, signed by %s' % (distribution, version or major, architecture,
+                                                             row['directory'], arch, row['key_file']))
+
+
+def repository(facts, base_url='', url='', key_url='', fingerprint='', checksum=''):
+    """The CUDA repository to use and how its key is checked, from the table and the user's
+    overrides (``url``: the whole repository; ``key_url``, ``fingerprint``, ``checksum``: the
+    key). With neither fingerprint nor checksum given, the table's fingerprint is used.
+
+    ``facts``: distribution, major, version, architecture. Returns url, key_url, fingerprint,
+    sha256, directory, arch, key_file and reason; raises ValueError as ``lookup`` does.
+    """
+    row = lookup(facts.get('distribution'), facts.get('major'), facts.get('version'), facts.get('architecture'))
+    repo_url = (url or '%s/%s' % ((base_url or DEFAULT_BASE_URL).rstrip('/'), row['path'])).rstrip('/') + '/'
+    own = bool(fingerprint or checksum)
+    return dict(row, url=repo_url, key_url=key_url or repo_url + row['key_file'],
+                fingerprint=fingerprint if own else row['fingerprint'], sha256=checksum,
+                key_reason='the key given in the variables' if own
+                else 'the table\'s key of %s (%s)' % (row['directory'], row['key_file']))
+
+
+def from_inputs(inputs, facts):
+    """``gpuops_cuda_repo``: the repository of ``repository`` from the collection's one set of
+    CUDA-repository variables (``gpuops_cuda_repo_*``, converted by the common role's argument
+    spec), with every value checked first. Raises ValueError naming each wrong variable."""
+    value = dict((name, (inputs or {}).get(name) or '') for name in VARIABLES)
+    problems = []
+    for name in ('gpuops_cuda_repo_base_url', 'gpuops_cuda_repo_url'):
+        if value[name] and not URL_RE.fullmatch(value[name]):
+            problems.append('%s must be an https://, http:// or file:// URL, got %r' % (name, value[name]))
+    try:
+        repo = repository(facts, value['gpuops_cuda_repo_base_url'], value['gpuops_cuda_repo_url'],
+                          value['gpuops_cuda_repo_key_url'], repo_trust.clean_fingerprint(
+                              value['gpuops_cuda_repo_key_fingerprint']),
+                          repo_trust.clean_sha256(value['gpuops_cuda_repo_key_checksum']))
+    except ValueError as exc:
+        problems.append('%s: set gpuops_cuda_repo_url and the gpuops_cuda_repo_key_* variables' % exc)
+        repo = None
+    if repo:
+        problems.extend(repo_trust.key_problems({
+            'url': repo['key_url'], 'sha256': repo['sha256'], 'fingerprint': repo['fingerprint'],
+            'url_var': 'gpuops_cuda_repo_key_url', 'checksum_var': 'gpuops_cuda_repo_key_checksum',
+            'fingerprint_var': 'gpuops_cuda_repo_key_fingerprint'}))
+    if problems:
+        raise ValueError('; '.join(problems))
+    return repo

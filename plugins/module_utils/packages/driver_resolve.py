@@ -1,0 +1,284 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The actions resolve, after_install and verify of gpuops.dlserver.nvidia_driver_repo.
+
+``resolve`` reads the host and the repositories once (``driver_host``), checks the CUDA key
+(``repo_trust``), and hands everything to the pure decisions of ``nvidia_repo``; it renders the
+files the role writes (``render_files``) and the status record (``status_record``). The module
+keeps its argument specification, one call and ``exit_json``. Python 3.8+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import shutil
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources as sources
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_host as dh
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, fetch_key
+
+CUDA_VARS = {'url_var': 'gpuops_cuda_repo_key_url', 'checksum_var': 'gpuops_cuda_repo_key_checksum',
+             'fingerprint_var': 'gpuops_cuda_repo_key_fingerprint'}
+
+
+def cuda_key(cuda, needed):
+    """The CUDA repository URL and the spec of its key (``gpuops_cuda_repo``, the filter
+    gpuops.dlserver.cuda_repository's result); no key when the host does not use the repository."""
+    url = (cuda or {}).get('url') or ''
+    if not needed:
+        return url, None
+    if not url:
+        raise Failure('the CUDA repository is needed but gpuops_cuda_repo is not set (roles/common/tasks/cuda_repo.yml)')
+    return url, dict(CUDA_VARS, url=cuda['key_url'], sha256=cuda.get('sha256') or '',
+                     fingerprint=cuda.get('fingerprint') or '')
+
+
+def resolve(p, host):
+    """The whole read of ``action=resolve``: repositories, versions, boot state, and the decisions."""
+    inp, plat, plan, gpu = p['inputs'], p['platform'], p['plan'], p['gpu']
+    backend = plat['backend']
+    # The plan owns the branch (plugins/module_utils/plan/driver_branch.py); this installs it.
+    branch = str(plan['driver']['branch']['value'] or '')
+    plat = dict(plat, branch=branch)
+    load = bool(plan['driver']['load_modules']['value'])
+    load_reason = plan['driver']['load_modules']['reason']
+    facts = {'distribution': plat['distribution'], 'distro_branch': plat.get('distro_branch'), 'branch': branch,
+             'flavour': plan['driver']['kernel_modules']['value']}
+    pk = repo.choose_packages(plat['packages'], inp, plan, facts)
+    if pk['problems']:
+        raise Failure('; '.join(pk['problems']))
+    lock = dh.check_dpkg(host, p['lock_timeout']) if backend == 'apt' else {'waited': 0}
+    index = dh.refresh_index(host, host.module.check_mode) if backend == 'apt' else None
+    url, key = cuda_key(p['cuda'], pk['cuda_needed'])
+    debian = None
+    if inp['source'] == 'distro' and plat.get('distro_repository') == 'debian_components':
+        missing, full, from_files = sources.debian_stanzas(dh.apt_sources(host), plat['codename'], plat['components'],
+                                                           inp.get('debian_mirror') or None, inp.get('debian_keyring'))
+        if not full:
+            raise Failure('No apt source of the Debian archive for %s (suite %s[-updates|-security], component main) '
+                          'was found in /etc/apt/sources.list or /etc/apt/sources.list.d/. Set '
+                          'nvidia_driver_debian_mirror to the Debian archive URL to add the contrib, non-free and '
+                          'non-free-firmware components for' % (plat['codename'], plat['codename']))
+        debian = {'missing': missing, 'full': full, 'from_files': from_files,
+                  'missing_text': sources.render_deb822(missing) if missing else ''}
+    repo_text = ('the CUDA repository ' + url if inp['source'] == 'cuda_repo'
+                 else "the host's own apt repositories" if plat.get('distro_repository') in ('system', None, 'none')
+                 else 'the Debian archive %s (%s)' % (' '.join(sorted(set(s['uri'] for s in debian['full']))),
+                                                      ', '.join(plat['components'])))
+    fm_repo_text = 'the CUDA repository ' + url if pk['fm_from_cuda'] else repo_text
+    kernel_list = dh.kernels(host, backend)
+    running = plat['running_kernel']
+    wanted_kernels = [running] + [k for k in kernel_list if k != running]
+    headers = [plat['headers_package'].replace('{kernel}', k) for k in wanted_kernels]
+    versions, keyring = {}, None
+    work = dh.scratch_dir('gpuops-nvidia-key.')
+    try:
+        keyfile = None
+        if key:
+            keyfile, keyring = fetch_key(host, key, work)
+            os.chmod(keyfile, 0o644)
+        cuda_stanza = {'uri': url, 'suites': ['/'], 'components': [], 'signed_by': keyfile}
+        main_pkgs = pk['versioned'] + pk['persistenced'] + pk['extra'] + (
+            [] if pk['fm_from_cuda'] else pk['fabric_manager'] + pk['nvlsm'])
+        fm_pkgs = pk['fabric_manager'] + pk['nvlsm'] if pk['fm_from_cuda'] else []
+
+        def query(names, text=None, system=False):
+            try:
+                if backend == 'dnf':
+                    return dh.dnf_query(host, names, None if system else url, keyfile, plat.get('repo_gpgcheck', True))
+                return dh.apt_query(host, names, None if system else text)
+            except Failure as exc:
+                raise Failure('cannot read %s: %s. Check %s' % (
+                    "the host's own apt repositories" if system else repo_text, exc.msg,
+                    'nvidia_driver_debian_mirror and the host\'s apt sources' if inp['source'] == 'distro'
+                    else 'gpuops_cuda_repo_base_url (or gpuops_cuda_repo_url), gpuops_cuda_repo_key_url, '
+                         'gpuops_cuda_repo_key_checksum and gpuops_cuda_repo_key_fingerprint'),
+                    rc=exc.rc, stderr=exc.stderr)
+
+        system = inp['source'] == 'distro' and debian is None
+        query_text = sources.render_deb822([cuda_stanza]) if inp['source'] == 'cuda_repo' else \
+            sources.render_deb822(debian['full']) if debian else None
+        for found in (query(main_pkgs, query_text, system),
+                      query(fm_pkgs, sources.render_deb822([cuda_stanza])) if fm_pkgs else {},
+                      query(headers, system=True) if backend == 'apt' else {}):
+            for name, vers in found.items():
+                versions[name] = pkgversion.sort_desc(versions.get(name, []) + vers, backend)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    names = sorted(set(versions) | set(headers) | set(pk['versioned'] + pk['fabric_manager'] + pk['other']))
+    have = dh.installed(host, backend, names)
+    request = {'branch': branch, 'version': inp.get('version'), 'upgrade': inp.get('upgrade'),
+               'versioned': pk['versioned'], 'fabric_manager': pk['fabric_manager'],
+               'nvlsm': pk['nvlsm'], 'required': pk['persistenced'] + pk['extra'],
+               'repo_text': repo_text, 'fm_repo_text': fm_repo_text, 'backend': backend}
+    result = repo.decide(request, versions, have)
+    header_rows = [{'kernel': k, 'package': h, 'running': k == running, 'installed': h in have,
+                    'available': bool(versions.get(h)) if backend == 'apt' else None}
+                   for k, h in zip(wanted_kernels, headers)]
+    problems = list(result['problems'])
+    # Boot state (only where the kernel is this host's).
+    sysfs = p['sysfs_root']
+    efi = os.path.isdir('/sys/firmware/efi') if load else False
+    mokutil = os.path.exists(plat['mokutil']) if load else False
+    sb_text = host.run([plat['mokutil'], '--sb-state'], check=False)[1] if load and efi and mokutil else ''
+    sb = repo.secure_boot(load, load_reason, efi, mokutil, plat['mokutil'], sb_text)
+    keys = dict((k, v) for k, v in (inp.get('secure_boot_keys') or {}).items() if v)
+    problems += repo.signing_problems(keys, dh.stat(keys.get('private_key')), dh.stat(keys.get('certificate')), sb['state'])
+    nouveau = load and os.path.isdir(os.path.join(sysfs, 'module', 'nouveau'))
+    drv = gpu.get('driver') or {}
+    act = repo.activation(result['target'], load, load_reason, bool(drv.get('loaded')), drv.get('version'),
+                          nouveau, inp.get('reboot'), inp.get('reboot_timeout'))
+    initramfs = repo.initramfs(load, load_reason, plat['initramfs_tool'], os.path.exists(plat['initramfs_tool']))
+    if load and backend == 'apt':
+        row = header_rows[0]
+        if not (row['installed'] or row['available']):
+            problems.append('%s (the headers of the running kernel %s) is not in the host\'s repositories, so DKMS '
+                            'cannot build the NVIDIA modules for the kernel this host runs. Boot a kernel whose headers '
+                            'the repositories carry, or add the repository that has them, and run the role again'
+                            % (row['package'], running))
+    headers_install = [h['package'] for h in header_rows if not h['installed'] and h['available']] if load else []
+    files, repo_files = render_files(plat, pk, result, keys, debian, url, keyring, repo_text, facts['flavour'])
+    ctx = {'load': load, 'load_reason': load_reason, 'repo_text': repo_text, 'fm_repo_text': fm_repo_text,
+           'debian': debian, 'url': url, 'keyring': keyring, 'kernels': kernel_list, 'headers': header_rows,
+           'secure_boot': sb, 'signing': bool(keys), 'nouveau': nouveau, 'initramfs': initramfs,
+           'activation': act, 'lock': lock, 'index': index}
+    status = status_record(inp, plat, plan, pk, result, files, ctx)
+    return {'target': result['target'], 'pinned': result['pinned'], 'change': result['change'],
+            'held': result['held'], 'keep': result['keep'], 'versions': versions, 'installed': have,
+            'install': repo.install_names(result['pinned'], pk['other'], backend),
+            'headers': header_rows, 'headers_install': headers_install, 'kernels': kernel_list,
+            'packages': pk, 'repo_text': repo_text, 'repo_files': repo_files, 'index': index,
+            'cuda_url': url, 'keyring': keyring, 'files': files,
+            'activation': act, 'secure_boot': sb, 'initramfs': initramfs, 'status': status, 'problems': problems}
+
+
+def render_files(plat, pk, result, keys, debian, url, keyring, repo_text, flavour):
+    """The text of every file the role writes for the driver, and the list of (dest, content)."""
+    backend, branch = plat['backend'], plat['branch']
+    header = plat['header']
+    files = {
+        'debian_sources': (header + '\n# gpuops.dlserver.nvidia_driver: the %s components of the Debian archive %s, '
+                           'which the NVIDIA driver packages live in.\n' % (
+                               ', '.join(plat['components']),
+                               'from ' + ', '.join(debian['from_files']) if debian['from_files']
+                               else '(nvidia_driver_debian_mirror)') + debian['missing_text'])
+        if debian and debian['missing_text'] else '',
+        'cuda_sources': (header + '\n# gpuops.dlserver.nvidia_driver: NVIDIA\'s CUDA repository%s.\n' % (
+            ' (Fabric Manager only: see the CUDA preferences file)' if pk['fm_from_cuda'] else '')
+            + sources.render_deb822([{'uri': url, 'suites': ['/'], 'components': [],
+                                      'signed_by': plat['keyring_path']}])) if pk['cuda_needed'] else '',
+        'cuda_preferences': (header + '\n' + sources.render_origin_pin(
+            sources.origin_of(url), 100, 'gpuops.dlserver.nvidia_driver: the CUDA repository only serves packages the '
+            'distribution lacks (%s).' % ', '.join(pk['fabric_manager'] + pk['nvlsm']))) if pk['fm_from_cuda'] else '',
+        'driver_preferences': (header + '\n' + sources.render_pin(
+            sorted(result['pinned']) + ['/^(lib)?nvidia-/', '/^libnv/', '/^libcuda/', '/^firmware-nvidia-gsp/'],
+            '%s-*' % result['target'],
+            'gpuops.dlserver.nvidia_driver: NVIDIA driver %s (branch %s, %s kernel modules) from %s.\n'
+            'Every package of the driver\'s family at exactly this version wins (priority 1001, which also '
+            'downgrades to it);\nother versions keep their default priority, so neither `apt upgrade` nor '
+            'unattended-upgrades moves\nthe driver. To change it, set nvidia_driver_version (or '
+            'nvidia_driver_upgrade: true).' % (result['target'], branch, flavour, repo_text), 'nvidia_driver_version'))
+        if backend == 'apt' and result['pinned'] and not result['problems'] else '',
+        'modules_load': header + '\n' + ''.join(m + '\n' for m in pk['modules_load']),
+        'dkms_signing': repo.dkms_signing_conf(keys, header),
+    }
+    own = [(plat.get('debian_sources_file'), files['debian_sources']),
+           (plat.get('cuda_sources_file'), files['cuda_sources']),
+           (plat.get('cuda_preferences_file'), files['cuda_preferences']),
+           (plat.get('preferences_file'), files['driver_preferences']),
+           (plat['keyring_path'], keyring['content'] if keyring else '')]
+    own += [(path, '') for path in plat.get('legacy_files') or []]
+    repo_files = [{'dest': dest, 'content': content} for dest, content in own if dest]
+    return files, repo_files
+
+
+def status_record(inp, plat, plan, pk, result, files, ctx):
+    """The record the role writes to its status file."""
+    keyring, act, debian = ctx['keyring'], ctx['activation'], ctx['debian']
+    load, load_reason, url = ctx['load'], ctx['load_reason'], ctx['url']
+    branch = plat['branch']
+    status = {
+        'required': True, 'reason': plan['driver']['reason'], 'in_container': plan['host']['in_container'],
+        'load_modules': {'value': load, 'reason': load_reason},
+        'source': inp['source'], 'branch': branch, 'version': result['target'],
+        'kernel_modules': plan['driver']['kernel_modules'],
+        'repository': {
+            'description': ctx['repo_text'],
+            'debian_components_file': plat['debian_sources_file'] if files['debian_sources'] else None,
+            'debian_components_from': debian['from_files'] if debian else [],
+            'cuda_url': url if pk['cuda_needed'] else None,
+            'cuda_for_fabric_manager_only': pk['fm_from_cuda'],
+            'cuda_keyring': plat['keyring_path'] if pk['cuda_needed'] else None,
+            'cuda_keyring_download_sha256': keyring['sha256'] if keyring else None,
+            'cuda_keyring_fingerprints': keyring['fingerprints'] if keyring else [],
+            'cuda_keyring_not_trusted': keyring['dropped'] if keyring else [],
+            'preferences_file': plat.get('preferences_file')},
+        'packages': result['pinned'], 'held': sorted(result['pinned']), 'other_packages': pk['other'],
+        'kernels': ctx['kernels'],
+        'headers': {'packages': ctx['headers'], 'installed': load,
+                    'reason': 'DKMS builds the modules for every kernel whose headers are installed' if load
+                    else '%s; no headers installed, so DKMS builds nothing here' % load_reason},
+        'secure_boot': dict(ctx['secure_boot'], signing=ctx['signing']),
+        'nouveau': {'blacklist_file': plat['blacklist_file'], 'loaded': ctx['nouveau'],
+                    'initramfs_rebuild': ctx['initramfs']['rebuild'], 'reason': ctx['initramfs']['reason']},
+        'fabric_manager': dict(plan['fabric_manager'], packages=pk['fabric_manager'],
+                               packages_reason=pk['fabric_manager_reason'],
+                               **{'from': ctx['fm_repo_text'] if pk['fabric_manager'] else None,
+                                  'started': act['services_start'] and plan['fabric_manager']['start']}),
+        'nvlink_subnet_manager': dict(plan['nvlink_subnet_manager'], packages=pk['nvlsm'] + pk['nvlsm_deps'],
+                                      modules=[m for m in repo.NVLSM_MODULES if m in pk['modules_load']]),
+        'persistence': dict(plan['persistence'], started=act['services_start'] and plan['persistence']['start']),
+        'reboot': {'action': act['action'], 'reason': act['reason'],
+                   'pending': act['reboot']['action'] in ('deferred', 'skipped'),
+                   'decision': act['reboot']},
+        'dpkg_lock_waited_s': ctx['lock']['waited'],
+        'package_index': ctx['index'],
+    }
+    return status
+
+
+def after_install(p, host):
+    """``action=after_install``: the kernels and DKMS builds after the install."""
+    state, backend = p['state'], p['platform']['backend']
+    after = dh.kernels(host, backend)
+    problems = []
+    before = state.get('kernels') or []
+    if sorted(after) != sorted(before):
+        problems.append('Installing the NVIDIA driver changed the installed kernels (added: %s; removed: %s). The '
+                        'driver\'s dependencies pulled a kernel: review the packages %s offers before rebooting'
+                        % (', '.join(sorted(set(after) - set(before))) or 'none',
+                           ', '.join(sorted(set(before) - set(after))) or 'none', state.get('repo_text')))
+    dkms = host.module.get_bin_path('dkms', opt_dirs=['/usr/sbin'])
+    lines = host.run([dkms, 'status'], what='dkms status')[1].splitlines() if dkms else []
+    nvidia = [line for line in lines if 'nvidia' in line]
+    load = p['plan']['driver']['load_modules']['value']
+    if load:
+        built = set(line.split(',')[1].strip() for line in nvidia if ': installed' in line and line.count(',') >= 2)
+        want = [h['kernel'] for h in state.get('headers') or [] if h['installed'] or h['available']]
+        unbuilt = [k for k in want if k not in built]
+        if not dkms or unbuilt:
+            problems.append('DKMS did not build the NVIDIA kernel modules for kernel(s) %s (dkms status: %s). See the '
+                            'make.log under /var/lib/dkms/ for the compiler error'
+                            % (', '.join(unbuilt) or 'all', ' | '.join(nvidia) or 'dkms is not installed'))
+    return {'kernels': after, 'dkms': {'status': nvidia, 'reason': 'built for the kernels with headers' if load else
+                                       p['plan']['driver']['load_modules']['reason']
+                                       + '; DKMS registered the module source but built nothing'},
+            'problems': problems}
+
+
+def verify(p, host):
+    """``action=verify``: what the loaded driver shows against the pinned version."""
+    del host
+    state = p['state']
+    path = os.path.join(p['sysfs_root'], 'module', 'nvidia', 'version')
+    version = None
+    if os.path.exists(path):
+        with open(path) as handle:
+            version = handle.read().strip() or None
+    record = repo.verify_problems(p['gpu'], version, state['target'], p['plan']['driver']['kernel_modules']['value'])
+    return {'verify': record, 'problems': record['problems']}

@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The files of one apt repository a role adds: keyring, deb822 sources, version pin.
+
+``plan`` is the decision of the module gpuops.dlserver.package_repository (called by
+``roles/common/tasks/package_repo.yml`` for every role that adds a repository): from the
+checked spec and the key record of ``repo_trust.fetch_key`` it returns the files to write,
+or, when another sources file of the host already names the same URL (apt refuses one URL
+with two different ``Signed-By`` keyrings), none, with the reason. ``run`` is the module's one
+call (the edge is ``repo_trust.Host``).
+
+Standard library only, Python 3.8+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import shutil
+import tempfile
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_trust
+
+SOURCES_DIR = '/etc/apt/sources.list.d'
+
+
+def spec_problems(spec):
+    """What the argument specification cannot check, each naming the variable."""
+    problems = []
+    checks = [('uri', spec['url'], spec.get('url_var') or 'the repository URL'),
+              ('path', spec['sources_file'], 'sources_file'), ('path', spec['keyring_file'], 'keyring_file')]
+    checks += [('suite', s, 'suites') for s in spec.get('suites') or []]
+    checks += [('component', c, 'components') for c in spec.get('components') or []]
+    if spec.get('preferences_file'):
+        checks.append(('path', spec['preferences_file'], 'preferences_file'))
+    for kind, value, variable in checks:
+        try:
+            apt_sources.check_field(kind, value, variable)
+        except ValueError as exc:
+            problems.append(str(exc))
+    pin = spec.get('pin') or {}
+    if pin.get('packages') and not spec.get('preferences_file'):
+        problems.append('pin needs preferences_file')
+    problems.extend(repo_trust.key_problems(spec['key']))
+    return problems
+
+
+def configured_elsewhere(entries, url, own_file):
+    """The host's sources files (other than ``own_file``) that already name ``url``."""
+    want = url.rstrip('/') + '/'
+    return sorted(set(e['file'] for e in entries if e['enabled'] and e['file'] != own_file
+                      and any(u.rstrip('/') + '/' == want for u in e['uris'])))
+
+
+def plan(spec, keyring, elsewhere):
+    """The files to write ({dest, content}, '' = remove) and the record of the repository."""
+    header = spec.get('header') or ''
+    description = spec.get('description') or spec['url']
+    if elsewhere:
+        return {'files': [], 'configured_by': elsewhere,
+                'reason': '%s already names %s, so no second source is added (apt refuses one URL with two '
+                          'keyrings)' % (', '.join(elsewhere), spec['url'])}
+    fprs = ', '.join(keyring['fingerprints'])
+    sources = '%s\n# %s, key %s.\n%s' % (header, description, fprs, apt_sources.render_deb822([{
+        'uri': spec['url'], 'suites': spec.get('suites') or ['/'], 'components': spec.get('components') or [],
+        'signed_by': spec['keyring_file']}]))
+    files = [{'dest': spec['keyring_file'], 'content': keyring['content']},
+             {'dest': spec['sources_file'], 'content': sources}]
+    pin = spec.get('pin') or {}
+    if spec.get('preferences_file'):
+        content = ''
+        if pin.get('packages'):
+            content = header + '\n' + apt_sources.render_pin(pin['packages'], pin['version'], pin.get('why') or '',
+                                                             pin.get('variable') or 'the pinned version')
+        files.append({'dest': spec['preferences_file'], 'content': content})
+    return {'files': files, 'configured_by': [],
+            'reason': 'the repository %s, Signed-By %s holding only %s' % (spec['url'], spec['keyring_file'], fprs)}
+
+
+def run(host, spec, read_sources=None):
+    """Check the spec, fetch and check the key, and plan the files (reads only)."""
+    problems = spec_problems(spec)
+    if problems:
+        return {'problems': problems}
+    elsewhere = []
+    if spec.get('skip_if_configured'):
+        files = (read_sources or _read_sources)(host)
+        elsewhere = configured_elsewhere(apt_sources.parse_sources(files, own_prefix='\0'), spec['url'],
+                                         spec['sources_file'])
+    if elsewhere:
+        return dict(plan(spec, None, elsewhere), problems=[], keyring=None, url=spec['url'])
+    work = tempfile.mkdtemp(prefix='gpuops-repo-key.')
+    try:
+        dummy, keyring = repo_trust.fetch_key(host, spec['key'], work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return dict(plan(spec, keyring, []), problems=[], keyring=keyring, url=spec['url'])
+
+
+def _read_sources(host):
+    files = {}
+    if os.path.isdir(SOURCES_DIR):
+        for name in sorted(os.listdir(SOURCES_DIR)):
+            path = os.path.join(SOURCES_DIR, name)
+            if name.endswith(('.list', '.sources')) and os.path.isfile(path):
+                files[path] = host.read(path)
+    return files
