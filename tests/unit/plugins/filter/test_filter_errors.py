@@ -28,6 +28,9 @@ FILTERS = _filters()
 
 # filter name -> (args, a word the message must hold)
 BAD = {
+    "cuda_repository": (({"gpuops_cuda_repo_base_url": "http://x/\nSigned-By: /tmp/k"},
+                         {"distribution": "Debian", "distribution_major_version": "12", "architecture": "x86_64"}),
+                        "gpuops_cuda_repo"),
     "dcgm_exporter_config": ((["not", "a", "dict"], {}), "inputs"),
     "dcgm_exporter_verify": (("DCGM_FI_DEV_GPU_TEMP 1\n", "DCGM_FI_DEV_GPU_TEMP"), "expected"),
     "gpu_plan": (("not facts",), "gpu_plan"),
@@ -42,6 +45,8 @@ BAD = {
     "role_status": (({}, "no_such_role"), "no_such_role"),
     "volcano_manifest_objects": (("kind: ConfigMap", "volcano-system", True), "volcano_manifest_objects"),
     "volcano_plan": (("not inputs", {}), "volcano_plan"),
+    "validate_fleet_table": (("gpu-01", {}), "validate_fleet_table"),
+    "validate_peers": ((["gpu-01"], {"gpu-01": {"gpu_validate_address": "10.0.0.1\nx"}}), "gpu_validate_address"),
     "volcano_smoke_result": (({"resources": []}, "four", 600), "volcano_smoke_result"),
 }
 
