@@ -33,8 +33,8 @@ except ImportError:  # this file loaded by path (tests/doubles, outside Ansible)
     write_atomic = _FILES.write_atomic
 
 SUMS_NAME = 'SHA256SUMS'
-_HEX64 = re.compile(r'^[0-9a-f]{64}$')
-_CHECKSUM = re.compile(r'^sha256:([0-9a-fA-F]{64})$')
+_HEX64 = re.compile(r'^[0-9a-f]{64}\Z')
+_CHECKSUM = re.compile(r'^sha256:([0-9a-fA-F]{64})\Z')
 
 
 def sha256_file(path, chunk=1 << 20):
