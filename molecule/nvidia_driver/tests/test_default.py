@@ -9,6 +9,7 @@ are installed; Fabric Manager on nvd-hgx is the TEST DOUBLE from the lab mirror.
 import base64
 import json
 import os
+import re
 
 import pytest
 
@@ -291,3 +292,24 @@ def test_plan_json_names_the_installed_branch(host):
     assert plan["driver"]["branch"]["value"] == installed_branch, plan["driver"]["branch"]
     assert plan["driver"]["branch"]["from"] in ("installed", "newest_supported"), plan["driver"]["branch"]
     assert plan["driver"]["branch"]["reason"]
+
+
+# Roles that `--tags nvidia_driver` must leave alone (their tasks are never listed in the run).
+OTHER_ROLES = ("os_tuning", "cuda_toolkit", "nvidia_container_toolkit", "python_stack", "dcgm_exporter",
+               "node_exporter", "prometheus", "volcano", "gpu_validate")
+
+
+def test_tags_through_site_yml():
+    """side_effect ran `site.yml --tags nvidia_driver` on the converged V100 node: the driver role
+    ran (its preflight, install, configure and verify tasks), no other role did, nothing changed."""
+    path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "site-tags-nvidia_driver.log")
+    with open(path) as handle:
+        log = handle.read()
+    tasks = re.findall(r"^TASK \[([^\]]+)\]", log, re.M)
+    driver = [t for t in tasks if t.startswith("gpuops.dlserver.nvidia_driver : ")]
+    assert len(driver) >= 5, tasks
+    others = [t for t in tasks if any(t.startswith("gpuops.dlserver.%s : " % r) for r in OTHER_ROLES)]
+    assert not others, others
+    recap = re.search(r"^nvd-deb12-v100\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", log, re.M)
+    assert recap, log[-2000:]
+    assert (int(recap.group(2)), int(recap.group(3)), int(recap.group(4))) == (0, 0, 0), recap.group(0)
