@@ -26,7 +26,7 @@ description:
 - Refuses, naming the variable, an existing account the role did not create (root, www-data, ...), user and
   group names that are not system names, system directories and paths that are not absolute and normal,
   control characters in any value that reaches the unit, TLS files that are missing or hold no PEM
-  certificate or key, and basic auth over plain HTTP without O(node_exporter_basic_auth_allow_http).
+  certificate or key, and basic auth over plain HTTP without C(node_exporter_basic_auth_allow_http).
 - Fails (raises, like every filter of the collection), naming each variable, on an invalid listen address, an
   unknown collector, a malformed version or checksum, a certificate without key, or a password bcrypt cannot
   hash, and on every refusal above; the message never contains a password.
