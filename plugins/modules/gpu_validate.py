@@ -166,6 +166,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import balance as balance_checks
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import health as health_checks
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import measure, observe, perf, report, runner
 
 
@@ -328,6 +329,9 @@ def main():
         merged = perf.validate_thresholds(p['thresholds'], p['thresholds_by_model'],
                                           (names['thresholds'], names['thresholds_by_model']))
         balance_checks.validate_thresholds(p['balance_thresholds'], names['balance_thresholds'])
+        problems = validate_inputs.module_problems(p)
+        if problems:
+            raise ValueError('; '.join(problems))
     except ValueError as exc:
         module.fail_json(msg='gpu_validate: %s; nothing was measured' % exc)
     _EXTRA_ENV.update(observe.env_file(p['env_file']))

@@ -31,6 +31,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# The module_utils loaded below import each other as the collection (make setup links it here).
+sys.path.insert(0, os.path.join(REPO, '.cache', 'collections'))
 # What the python_stack scenarios and the bench install (cp311: Debian 12 nodes).
 DEFAULT_REQUIREMENTS = ['torch==2.13.0', 'numpy', 'lmdb', 'tqdm', 'pip', 'uv==0.13.9']
 PYTORCH_PROJECTS = ('torch',)

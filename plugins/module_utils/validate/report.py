@@ -18,7 +18,7 @@ import re
 
 RANK = {'fail': 3, 'warn': 2, 'pass': 1, 'skip': 0}
 _LABEL_RE = re.compile(r'[A-Za-z0-9_.:\-/ ]{0,120}')
-_ADDRESS_RE = re.compile(r'[A-Za-z0-9_.:\-\[\]%]{1,253}')
+ADDRESS_RE = re.compile(r'[A-Za-z0-9_.:\-\[\]%]{1,253}')
 
 
 def verdict(checks):
@@ -119,7 +119,7 @@ def peers(hosts, hostvars):
     for name in hosts:
         hv = hostvars.get(name) or {}
         address = str(hv.get('gpu_validate_address') or hv.get('ansible_host') or name)
-        if not _ADDRESS_RE.fullmatch(address):
+        if not ADDRESS_RE.fullmatch(address):
             raise ValueError('gpu_validate_address of %s: %r is not a host name or IP address' % (name, address))
         out.append({'name': str(name), 'address': address})
     return out

@@ -19,6 +19,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, node_exporter, prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env, python_stack
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 ROLES_DIR = os.path.join(REPO, "roles")
@@ -131,6 +132,8 @@ def _node_exporter(inputs):
 # The Python checks each role's preflight runs (through its module or filter).
 VALIDATORS = {
     "dcgm_exporter": _dcgm,
+    # the validate_inputs filter of its preflight
+    "gpu_validate": validate_inputs.input_problems,
     "node_exporter": _node_exporter,
     "nvidia_container_toolkit": container_toolkit.input_problems,
     "nvidia_driver": nvidia_repo.input_problems,

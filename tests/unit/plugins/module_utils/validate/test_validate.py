@@ -11,7 +11,7 @@ import yaml
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware import gpu_peaks
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import (
-    balance, health, measure, observe, perf, report)
+    balance, health, inputs, measure, observe, perf, report)
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 
@@ -247,3 +247,33 @@ def test_nvml_counters_through_the_binding(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml.make_module(data, init_error="DRIVER_NOT_LOADED"))
     counters, reason = observe.nvml_counters(["0000:17:00.0"], [])
     assert counters == {} and "nvmlInit failed" in reason
+
+
+def _role_defaults():
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles", "gpu_validate",
+                           "defaults", "main.yml")) as handle:
+        return {k[len("gpu_validate_"):]: v for k, v in yaml.safe_load(handle).items()}
+
+
+INPUTS = _cases("validate_inputs_cases.yml")
+
+
+@pytest.mark.parametrize("case", INPUTS, ids=_ids(INPUTS))
+def test_input_problems(case):
+    values = dict(_role_defaults(), **case["inputs"])
+    found = inputs.input_problems(values)
+    assert len(found) == len(case["problems"]), found
+    for want in case["problems"]:
+        assert any(want in p for p in found), (want, found)
+    assert all("gpu_validate_" in p for p in found)
+
+
+@pytest.mark.parametrize("params,want", [
+    ({"port": 29511, "iperf3_port": 5201, "timeout": 20, "size_mib": 256, "retired_page_limit": 10,
+      "peers": [{"name": "a", "address": "10.0.0.1"}, {"name": "b", "address": "b.example"}]}, []),
+    ({"port": 0}, ["gpu_validate_port must be a whole number from 1 to 65535, got 0"]),
+    ({"peers": [{"name": "b", "address": "10.0.0.2\n-c"}]},
+     ["gpu_validate_address of peer 'b': '10.0.0.2\\n-c' is not a host name or IP address"]),
+])
+def test_module_problems(params, want):
+    assert inputs.module_problems(params) == want
