@@ -27,6 +27,7 @@ __metaclass__ = type
 import re
 import shlex
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import reboot as reboot_utils
 
@@ -122,6 +123,10 @@ def input_problems(inp):
                         'or {}')
     # The CUDA repository and its key: gpuops_cuda_repo_*, checked by the filter cuda_repository.
     url_ok('debian_mirror')
+    # The keyring that signs the Debian mirror: a file path written into the Signed-By line.
+    keyring_error = owned_path_error(inp.get('debian_keyring'), 'nvidia_driver_debian_keyring')
+    if keyring_error or len(inp.get('debian_keyring') or '') > 1024:
+        problems.append(keyring_error or 'nvidia_driver_debian_keyring: a path of at most 1024 characters')
     timeout = inp.get('reboot_timeout', 1800)
     if not 60 <= timeout <= 86400:
         problems.append('nvidia_driver_reboot_timeout must be between 60 and 86400 seconds, got %s' % timeout)

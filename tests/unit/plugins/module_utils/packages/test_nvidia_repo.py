@@ -16,8 +16,9 @@ with open(os.path.join(HERE, "data", "nvidia_repo_cases.yml")) as _fh:
 with open(os.path.join(HERE, "data", "nvidia_repo_decide.yml")) as _fh:
     DECIDE = yaml.safe_load(_fh)["cases"]
 COMPONENTS = ["contrib", "non-free", "non-free-firmware"]
-DEFAULTS = {"cuda_repo_base_url": "https://developer.download.nvidia.com/compute/cuda/repos", "reboot_timeout": 1800,
-            "status_file": "/etc/gpuops/nvidia_driver.json", "modules_load": ["nvidia", "nvidia-uvm"]}
+DEFAULTS = {"reboot_timeout": 1800, "status_file": "/etc/gpuops/nvidia_driver.json",
+            "modules_load": ["nvidia", "nvidia-uvm"],
+            "debian_keyring": "/usr/share/keyrings/debian-archive-keyring.gpg"}
 
 
 def ids(cases):
