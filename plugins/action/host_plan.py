@@ -20,6 +20,8 @@ from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.prometheus_config import target_address_error
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import check_address as check_dcgm_address
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import format_plan_errors
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import build_host_plan, same_inputs
 
@@ -59,6 +61,17 @@ class ActionModule(ActionBase):
                 problems.extend(exc.problems)
         # the address this host publishes for Prometheus's file_sd targets (issue 19)
         problems.extend(e for e in [target_address_error((inputs.get('prometheus') or {}).get('target_address'))] if e)
+        # the exporters' listen addresses this host publishes in its plan for Prometheus's targets:
+        # a bad one fails here, before the plan is published, not on the Prometheus host
+        if 'node_exporter' in inputs:
+            try:
+                parse_listen_address(inputs['node_exporter'].get('listen_address'))
+            except ValueError as exc:
+                problems.append(str(exc))
+        if 'dcgm_exporter' in inputs:
+            error = check_dcgm_address(inputs['dcgm_exporter'].get('listen_address'), 'dcgm_exporter_listen_address')
+            if error:
+                problems.append(error['message'])
         if problems:
             result.update(failed=True, problems=problems,
                           msg='gpuops.dlserver: bad input, nothing was changed: %s.' % '; '.join(problems))

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -78,4 +79,18 @@ def test_a_target_address_that_is_no_address_fails_naming_it(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "prometheus_target_address" in out and "is not a host name" in out
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("variable,value,words", [
+    ("node_exporter_listen_address", "9100", ["node_exporter_listen_address", "is not a listen address"]),
+    ("dcgm_exporter_listen_address", ":9400\n", ["dcgm_exporter_listen_address", "[HOST]:PORT"]),
+])
+def test_a_listen_address_the_plan_publishes_is_checked_first(tmp_path, variable, value, words):
+    # Prometheus reads the exporters' listen addresses from each host's plan: a bad one fails on its
+    # own host, before the plan is published (issue 19)
+    res = run(tmp_path, "plan_cpu_only.yml", json.dumps({variable: value}))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert all(w in out for w in words), out[-2000:]
     assert not (tmp_path / "out.json").exists()
