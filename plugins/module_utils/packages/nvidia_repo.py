@@ -233,9 +233,13 @@ def index_refresh(age, valid, check_mode):
     ``age``: seconds since the last update (None: never). Check mode changes nothing, so an old
     index is only reported: the versions read from it may be stale.
     """
+    # The reason names the threshold, not the age: it goes into the status file, which a run
+    # that changes nothing must leave as it is.
     if age is not None and age < valid:
-        return {'refresh': False, 'stale': False, 'reason': 'the package index is %d s old' % age}
-    what = 'the package index was never updated' if age is None else 'the package index is %d s old' % age
+        return {'refresh': False, 'stale': False,
+                'reason': 'the package index is younger than %d s' % valid}
+    what = 'the package index was never updated' if age is None else \
+        'the package index is older than %d s' % valid
     if check_mode:
         return {'refresh': False, 'stale': True,
                 'reason': '%s; check mode does not refresh it, so the versions read from it may be stale' % what}
