@@ -74,12 +74,14 @@ lab-images:
 ## table (seconds per stage: setup, lint, sanity, unit, lab preparation, each molecule
 ## scenario) ends the output whatever happened; the exit status is 1 when any stage failed.
 TIMES := $(CURDIR)/.cache/test-times.tsv
-STAGE = s=$$(date +%s); if $(2); then r=passed; else r=FAILED; status=1; fi; \
-	printf '%s\t%s\t%s\n' "$(1)" "$$(( $$(date +%s) - s ))" "$$r" >> $(TIMES)
+STAGE_LOGS := $(CURDIR)/.cache/test-logs
+STAGE = s=$$(date +%s); n=$$(( n + 1 )); log=$(STAGE_LOGS)/$$n.log; \
+	if { $(2); } 2>&1 | tee $$log; then r=passed; else r=FAILED; status=1; fi; \
+	printf '%s\t%s\t%s\t%s\n' "$(1)" "$$(( $$(date +%s) - s ))" "$$r" "$$log" >> $(TIMES)
 SUBMAKE = $(MAKE) --no-print-directory
 
 test:
-	@mkdir -p $(dir $(TIMES)); : > $(TIMES); status=0; \
+	@mkdir -p $(dir $(TIMES)); : > $(TIMES); rm -rf $(STAGE_LOGS); mkdir -p $(STAGE_LOGS); status=0; n=0; \
 	trap '$(MAKE) --no-print-directory times' EXIT; \
 	$(call STAGE,setup,$(SUBMAKE) setup); \
 	if [ $$status -ne 0 ]; then exit 1; fi; \
@@ -99,7 +101,13 @@ times:
 	@[ -s $(TIMES) ] || exit 0; \
 	echo; echo "make test: seconds per stage"; \
 	awk -F'\t' '{ printf "  %-44s %6d  %s\n", $$1, $$2, $$3; t += $$2 } \
-	  END { printf "  %-44s %6d  (%.1f min)\n", "total", t, t / 60 }' $(TIMES)
+	  END { printf "  %-44s %6d  (%.1f min)\n", "total", t, t / 60 }' $(TIMES); \
+	awk -F'\t' '$$3 == "FAILED" && $$4 != "" { print $$1 "\t" $$4 }' $(TIMES) | \
+	  while IFS=$$'\t' read -r name log; do \
+	    echo; echo "why '$$name' failed (the last error lines of $$log):"; \
+	    sed 's/\x1b\[[0-9;]*m//g' "$$log" | grep -E 'fatal:|FAILED|ERROR|CRITICAL|Error|error:|LabError|lab:|assert' \
+	      | grep -v '^\s*$$' | tail -n 25 | cut -c1-400 | sed 's/^/  | /'; \
+	  done
 
 lint: yamllint ansible-lint
 

@@ -87,6 +87,15 @@ def terminate(pid, what):
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
+    for _attempt in range(150):
+        if proc_cmdline(pid) is None:
+            return
+        time.sleep(0.1)
+    log("%s (pid %d) did not stop within 15 s of SIGTERM; killing it" % (what, pid))
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
     for _attempt in range(50):
         if proc_cmdline(pid) is None:
             return
@@ -189,7 +198,9 @@ class Service:
                                     stdin=subprocess.DEVNULL, start_new_session=True)
         with open(self.pidfile, "w") as fh:
             fh.write("%d\n" % proc.pid)
-        for _attempt in range(50):
+        # Up to 30 s: on a loaded two-CPU machine (a playbook and a test suite beside it) a
+        # Python service can take seconds to import and bind.
+        for _attempt in range(300):
             if proc.poll() is not None:
                 break
             if proc.pid in listener_pids(gateway(self.cfg), self.port):
