@@ -39,8 +39,8 @@ def can_run(gpus, driver_loaded, dcgmi, hostengine_state):
         return False, ('dcgmi is not installed: DCGM does not run here (gpuops.dlserver.dcgm_exporter in host '
                        'mode installs it)')
     if hostengine_state != 'active':
-        return False, "DCGM's host engine (%s) is not running (state: %s)" % (HOSTENGINE_SERVICE,
-                                                                             hostengine_state or 'unknown')
+        return False, "DCGM's host engine (%s) is not running (state: %s)" % (
+            HOSTENGINE_SERVICE, hostengine_state or 'unknown')
     return True, ''
 
 

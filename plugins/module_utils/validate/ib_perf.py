@@ -85,9 +85,9 @@ def choose_port(found):
             '%s/%s' % (p['device'], p['port']) for p in found if p['port'] is not None)
     ib = [p for p in active if (p['link_layer'] or '').lower() == 'infiniband']
     if not ib:
+        named = ', '.join('%s/%s (%s)' % (p['device'], p['port'], p['link_layer']) for p in active)
         return None, ('the active RDMA ports are %s, not InfiniBand: ib_write_bw not run (iperf3 measures '
-                      'the Ethernet path)' % ', '.join('%s/%s (%s)' % (p['device'], p['port'], p['link_layer'])
-                                                      for p in active))
+                      'the Ethernet path)' % named)
     return max(ib, key=lambda p: p['rate_gbps'] or 0), ''
 
 
@@ -133,9 +133,10 @@ def verdict(peer, tcp_port, result, port, fraction):
         return entry
     share = round(gbps / rate, 3)
     ok = share >= fraction
+    why = '' if ok else (
+        'ib_write_bw %s -> %s: %s is %.0f%% of the %s Gb/s link rate, below %.0f%%: check the cable, the switch '
+        'port and the HCA\'s PCIe link' % (subject, peer, value, share * 100, rate, fraction * 100))
     entry = check('ib_write_bw', 'pass' if ok else 'fail', value, '>= %.0f%% of %s Gb/s' % (fraction * 100, rate),
-                  '' if ok else 'ib_write_bw %s -> %s: %s is %.0f%% of the %s Gb/s link rate, below %.0f%%: check '
-                  'the cable, the switch port and the HCA\'s PCIe link' % (subject, peer, value, share * 100, rate,
-                                                                        fraction * 100), peer)
+                  why, peer)
     entry.update({'measured': gbps, 'peak': rate, 'fraction': share, 'threshold': fraction})
     return entry
