@@ -327,7 +327,7 @@ def _dcgm_diag(p, gpus, driver, module, run_command):
 def _ib(p, facts, merged):
     """ib_write_bw toward the group's first host over the fastest active InfiniBand port."""
     devices = [d for nic in facts.get('nics') or [] for d in nic.get('ib_devices') or []]
-    port, why = ib_perf.choose_port(ib_perf.ports(p['sysfs_root'], devices))
+    port, why = ib_perf.choose_port(observe.ib_ports(p['sysfs_root'], devices))
     if port is None:
         return [health_checks.check('ib_write_bw', 'skip', None, None, why, 'host')]
     peers, rank = p['peers'], p['rank']

@@ -4,10 +4,10 @@
 """``ib_write_bw`` (perftest) between the nodes of a cross-node group, for
 gpuops.dlserver.gpu_validate: the host's InfiniBand ports (``/sys/class/infiniband``), the
 server and client command lines (bounded duration, ``--report_gbits``), the parser of perftest's
-report and the verdict - measured Gb/s against the port's link rate.
+report and the verdict - measured Gb/s against the port's link rate. The ports are read by
+``observe.ib_ports`` (``/sys/class/infiniband``) into ``port_entry`` here.
 
-A host without an active InfiniBand port skips the test, with the reason. Pure functions apart
-from ``ports`` (which reads sysfs); tested from
+A host without an active InfiniBand port skips the test, with the reason. Pure functions; tested from
 ``tests/unit/plugins/module_utils/data/validate_ib_perf_cases.yml`` on published reports.
 """
 
@@ -15,7 +15,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.health import check
@@ -25,16 +24,8 @@ _HEADER_RE = re.compile(r'^\s*#bytes\s+#iterations\s+BW peak\[([A-Za-z/]+)\]\s+B
 _ROW_RE = re.compile(r'\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9.]+))?\s*')
 # /sys/class/infiniband/<dev>/ports/<n>/rate: "<rate> Gb/sec (<width>X <speed>)", e.g. "200 Gb/sec (4X HDR)"
 _RATE_RE = re.compile(r'([0-9]+(?:\.[0-9]+)?) Gb/sec(?: \(.*\))?')
-_DEVICE_RE = re.compile(r'[A-Za-z0-9_.-]{1,64}')
+DEVICE_RE = re.compile(r'[A-Za-z0-9_.-]{1,64}')
 _MAX_MESSAGE = 300
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
 
 
 def port_entry(device, port, state, rate, link_layer):
@@ -44,32 +35,6 @@ def port_entry(device, port, state, rate, link_layer):
             'active': bool(state) and state.split(':')[-1].strip().upper() == 'ACTIVE',
             'rate_gbps': float(match.group(1)) if match else None,
             'link_layer': (link_layer or 'InfiniBand').strip()}
-
-
-def ports(sys_root='/sys', devices=()):
-    """Every port of the RDMA devices under ``<sys_root>/class/infiniband`` and of ``devices`` (the
-    probe's ``ib_devices`` of its NICs); a device without a readable port is listed with ``port: None``."""
-    base = os.path.join(sys_root, 'class', 'infiniband')
-    try:
-        names = set(os.listdir(base))
-    except OSError:
-        names = set()
-    names.update(devices or ())
-    out = []
-    for device in sorted(names):
-        if not _DEVICE_RE.fullmatch(str(device)):
-            continue
-        try:
-            numbers = [n for n in os.listdir(os.path.join(base, device, 'ports')) if n.isdigit()]
-        except OSError:
-            numbers = []
-        if not numbers:
-            out.append({'device': device, 'port': None, 'active': False, 'rate_gbps': None, 'link_layer': None})
-        for number in sorted(numbers, key=int):
-            where = os.path.join(base, device, 'ports', number)
-            out.append(port_entry(device, int(number), _read(os.path.join(where, 'state')),
-                                  _read(os.path.join(where, 'rate')), _read(os.path.join(where, 'link_layer'))))
-    return out
 
 
 def choose_port(found):

@@ -6,7 +6,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import dcgm_diag, ib_perf, report
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import dcgm_diag, ib_perf, observe, report
 
 HERE = os.path.dirname(__file__)
 DATA = os.path.join(os.path.dirname(HERE), "data")
@@ -81,7 +81,7 @@ def test_ib_perf(case, tmp_path):
         ports.mkdir(parents=True)
         for name, content in case["files"].items():
             (ports / name).write_text(content + "\n")
-        found = ib_perf.ports(str(tmp_path), ["mlx5_0"])
+        found = observe.ib_ports(str(tmp_path), ["mlx5_0"])
         assert len(found) == 1 and found[0]["device"] == "mlx5_0" and found[0]["port"] == 1
         for key, value in case["expect"].items():
             assert found[0][key] == value, (key, found[0])
@@ -101,9 +101,9 @@ def test_ib_perf(case, tmp_path):
 
 def test_ib_ports_lists_a_device_without_ports_and_ignores_odd_names(tmp_path):
     (tmp_path / "class" / "infiniband" / "mlx5_0").mkdir(parents=True)
-    found = ib_perf.ports(str(tmp_path), ["mlx5_1", "bad\nname"])
+    found = observe.ib_ports(str(tmp_path), ["mlx5_1", "bad\nname"])
     assert [(p["device"], p["port"]) for p in found] == [("mlx5_0", None), ("mlx5_1", None)]
-    assert ib_perf.ports(str(tmp_path / "absent")) == []
+    assert observe.ib_ports(str(tmp_path / "absent")) == []
 
 
 def test_ib_command_lines():
