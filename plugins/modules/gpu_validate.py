@@ -28,6 +28,12 @@ description:
   - Writes C(validate.json) and C(validate.txt) into O(record_dir) and C(gpuops_validate.prom) into
     O(textfile_dir) only when the verdict changed or the record is older than O(refresh_seconds);
     C(changed) says that it did.
+  - C(dcgm_diag) runs C(dcgmi diag -r) O(dcgm_diag_level) C(-j) (bounded by O(dcgm_diag_timeout)) where DCGM runs
+    (GPUs with a loaded driver, C(dcgmi), the C(nvidia-dcgm) host engine active) and reports every DCGM test,
+    a failed one by name with DCGM's message per GPU; elsewhere it is skipped with the reason.
+  - With O(ib_write_bw), the cross-node tests also run C(ib_write_bw) (perftest) toward the first peer for
+    O(ib_seconds) seconds over the fastest active InfiniBand port and judge the measured Gb/s against the
+    port's link rate (the C(network) threshold); a host without an active InfiniBand port skips it with the reason.
   - In check mode only health and balance run and nothing is written.
 author:
   - gpuops.dlserver contributors (@gpuops)
@@ -54,7 +60,7 @@ options:
     description: Which groups of checks run.
     type: list
     elements: str
-    choices: [health, balance, performance, cross_node]
+    choices: [health, balance, performance, cross_node, dcgm_diag]
     default: [health, balance, performance]
   host_name:
     description: The node's name in reports.
@@ -133,6 +139,27 @@ options:
     description: Rewrite an unchanged verdict once its record is this old (keeps the stale alert quiet).
     type: int
     default: 604800
+  dcgm_diag_level:
+    description: C(dcgmi diag) run level - 1 (quick, about a minute) or 2 (medium, a few minutes).
+    type: int
+    choices: [1, 2]
+    default: 1
+  dcgm_diag_timeout:
+    description: Seconds C(dcgmi diag) may run before it is stopped and the check fails.
+    type: int
+    default: 600
+  ib_write_bw:
+    description: Run C(ib_write_bw) between the cross-node peers where an active InfiniBand port is present.
+    type: bool
+    default: true
+  ib_port:
+    description: TCP port of the C(ib_write_bw) server on the first peer (its connection setup).
+    type: int
+    default: 18515
+  ib_seconds:
+    description: Seconds each C(ib_write_bw) run measures (C(-D)).
+    type: int
+    default: 5
   env_file:
     description: A KEY=VALUE file (python_stack's NCCL environment) whose variables the measurements get; ignored when absent.
     type: path
@@ -165,6 +192,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import balance as balance_checks
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import dcgm_diag, ib_perf
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import health as health_checks
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import measure, observe, perf, report, runner
@@ -277,6 +305,58 @@ def _cross(p, merged, host):
     return results
 
 
+def _dcgm_diag(p, gpus, driver, module, run_command):
+    """dcgmi diag where DCGM runs, else one skipped check with the reason."""
+    dcgmi = module.get_bin_path('dcgmi')
+    state = None
+    if gpus and driver and dcgmi:
+        dummy, out, dummy = run_command(['systemctl', 'is-active', dcgm_diag.HOSTENGINE_SERVICE])
+        state = (out or '').strip() or 'unknown'
+    run, why = dcgm_diag.can_run(gpus, driver, dcgmi, state)
+    if not run:
+        return [health_checks.check('dcgm_diag', 'skip', None, None, why, 'dcgmi')]
+    level = p['dcgm_diag_level']
+    rc, out, err = _run(dcgm_diag.argv(dcgmi, level), p['dcgm_diag_timeout'])
+    if rc == 124:
+        parsed = {'error': 'timed out after %d s (dcgm_diag_timeout)' % p['dcgm_diag_timeout']}
+    else:
+        parsed = dcgm_diag.parse(out if '{' in (out or '') else '%s\n%s' % (out or '', err or ''))
+    return dcgm_diag.checks(parsed, level, rc)
+
+
+def _ib(p, facts, merged):
+    """ib_write_bw toward the group's first host over the fastest active InfiniBand port."""
+    devices = [d for nic in facts.get('nics') or [] for d in nic.get('ib_devices') or []]
+    port, why = ib_perf.choose_port(observe.ib_ports(p['sysfs_root'], devices))
+    if port is None:
+        return [health_checks.check('ib_write_bw', 'skip', None, None, why, 'host')]
+    peers, rank = p['peers'], p['rank']
+    master, world, seconds = peers[0], len(peers), p['ib_seconds']
+    if rank == 0:
+        served, deadline = 0, time.time() + p['timeout'] + (seconds + 10) * (world - 1)
+        err = ''
+        while served < world - 1 and time.time() < deadline:
+            rc, out, err = _run(ib_perf.server_argv(port, p['ib_port'], seconds), max(1, int(deadline - time.time())))
+            served += 1 if rc == 0 and not ib_perf.parse(out).get('error') else 0
+            if rc in (124, 127):
+                break
+        status = 'pass' if served == world - 1 else 'fail'
+        return [health_checks.check(
+            'ib_write_bw', status, '%d of %d peers' % (served, world - 1), '%d peers' % (world - 1),
+            '' if status == 'pass' else 'ib_write_bw server on %s/%s port %s: %d of %d peers measured within the time '
+            'limit (%s)' % (port['device'], port['port'], p['ib_port'], served, world - 1, (err or '').strip()[-200:]),
+            p['host_name'])]
+    deadline = time.time() + p['timeout']
+    while True:
+        rc, out, err = _run(ib_perf.client_argv(port, p['ib_port'], seconds, master['address']), seconds + 30)
+        got = ib_perf.parse(out) if rc == 0 else {'error': (err or out or 'rc %s' % rc).strip()[-300:]}
+        if not got.get('error') or rc == 127 or time.time() > deadline:
+            break
+        time.sleep(1)
+    return [ib_perf.verdict('%s (%s)' % (master['name'], master['address']), p['ib_port'], got, port,
+                            merged['default']['network'])]
+
+
 def _write(path, text):
     tmp = '%s.tmp.%d' % (path, os.getpid())
     with open(tmp, 'w') as handle:
@@ -298,7 +378,7 @@ def main():
         gpu_facts=dict(type='dict', required=True),
         plan=dict(type='dict', default={}),
         groups=dict(type='list', elements='str', default=['health', 'balance', 'performance'],
-                    choices=['health', 'balance', 'performance', 'cross_node']),
+                    choices=['health', 'balance', 'performance', 'cross_node', 'dcgm_diag']),
         host_name=dict(type='str', required=True),
         sysfs_root=dict(type='path', default='/sys'),
         nvml_path=dict(type='list', elements='path', default=['/opt/gpuops/nvml']),
@@ -318,6 +398,11 @@ def main():
         record_dir=dict(type='path', default='/etc/gpuops'),
         textfile_dir=dict(type='str', default='/var/lib/node_exporter/textfile'),
         refresh_seconds=dict(type='int', default=604800),
+        dcgm_diag_level=dict(type='int', default=1, choices=[1, 2]),
+        dcgm_diag_timeout=dict(type='int', default=600),
+        ib_write_bw=dict(type='bool', default=True),
+        ib_port=dict(type='int', default=18515),
+        ib_seconds=dict(type='int', default=5),
         env_file=dict(type='path'),
         input_names=dict(type='dict', default={}),
     ), supports_check_mode=True)
@@ -368,6 +453,12 @@ def main():
         checks.append(dict(health_checks.check('cross_allreduce', 'fail', None, None, no_python), group='cross_node'))
     elif 'cross_node' in groups and not module.check_mode:
         checks += _cross(p, merged, p['host_name'])
+        if p['ib_write_bw']:
+            checks += [dict(c, group='cross_node') for c in _ib(p, facts, merged)]
+    if 'dcgm_diag' in groups:
+        found = [health_checks.check('dcgm_diag', 'skip', None, None, 'check mode: not run', 'dcgmi')] \
+            if module.check_mode else _dcgm_diag(p, gpus, driver, module, run_command)
+        checks += [dict(c, group='dcgm_diag') for c in found]
     if 'performance' in groups and measuring and driver and not no_python:
         # What PyTorch sees decides: GPUs on PCI that it cannot use fail performance, and with
         # allow_cpu the measurements still run on the CPU, reported as such.

@@ -32,6 +32,10 @@ BOUNDS = {
     'retired_page_limit': (0, 1000000),
     'port': (1, 65535),
     'iperf3_port': (1, 65535),
+    'dcgm_diag_level': (1, 2),
+    'dcgm_diag_timeout': (10, 3600),
+    'ib_port': (1, 65535),
+    'ib_seconds': (1, 60),
 }
 # Paths the role writes (record_dir, textfile_dir) or reads (env_file, env_prefix, python,
 # dataset_path); those that may be empty mean "the default" or "not checked" then.

@@ -2,7 +2,8 @@
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The reads of gpuops.dlserver.gpu_validate beside the probe's facts: NVML error counters, the
-kernel module version, system memory and CPUs, the dataset path's block device, NIC speeds, and
+kernel module version, system memory and CPUs, the dataset path's block device, NIC speeds, the
+InfiniBand ports, and
 the parsers of iperf3's JSON and Fabric Manager's version line. Reads never raise: what cannot be
 read is None (the checks then say "not reported"). ``run_command(argv) -> (rc, out, err)``.
 """
@@ -17,6 +18,7 @@ import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvml import import_pynvml
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.pci import nvml_bus_id
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.ib_perf import DEVICE_RE, port_entry
 
 _FM_VERSION_RE = re.compile(r'version is\s*:\s*([0-9]+(?:\.[0-9]+){1,3})')
 
@@ -137,6 +139,33 @@ def nics(sys_root='/sys'):
         except ValueError:
             mbps = None
         out.append({'name': name, 'speed_mbps': mbps, 'kind': kind})
+    return out
+
+
+def ib_ports(sys_root='/sys', devices=()):
+    """Every port of the RDMA devices under ``<sys_root>/class/infiniband`` and of ``devices`` (the
+    probe's ``ib_devices`` of its NICs), as ``ib_perf.port_entry``; a device without a readable port
+    is listed with ``port: None``."""
+    base = os.path.join(sys_root, 'class', 'infiniband')
+    try:
+        names = set(os.listdir(base))
+    except OSError:
+        names = set()
+    names.update(devices or ())
+    out = []
+    for device in sorted(names):
+        if not DEVICE_RE.fullmatch(str(device)):
+            continue
+        try:
+            numbers = [n for n in os.listdir(os.path.join(base, device, 'ports')) if n.isdigit()]
+        except OSError:
+            numbers = []
+        if not numbers:
+            out.append({'device': device, 'port': None, 'active': False, 'rate_gbps': None, 'link_layer': None})
+        for number in sorted(numbers, key=int):
+            where = os.path.join(base, device, 'ports', number)
+            out.append(port_entry(device, int(number), _read(os.path.join(where, 'state')),
+                                  _read(os.path.join(where, 'rate')), _read(os.path.join(where, 'link_layer'))))
     return out
 
 
