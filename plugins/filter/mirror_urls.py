@@ -18,7 +18,7 @@ version_added: 0.2.0
 short_description: Every vendor URL the roles read, and where it lives under the artifact mirror
 description:
   - Returns one row per role variable that holds a vendor download or repository URL (NVIDIA's CUDA
-    and libnvidia-container repositories and key, the node_exporter release, the PyPI, PyTorch and
+    and libnvidia-container repositories and key, the node_exporter release, the PyTorch and
     NVIDIA package indexes, the Miniforge installer, Volcano's Helm chart repository), with its default
     (the vendor URL, read from the roles' argument specs), its path under the mirror and its URL under
     O(_input).
@@ -37,7 +37,7 @@ options:
 EXAMPLES = r"""
 - name: Show what the roles read from the mirror
   ansible.builtin.debug:
-    msg: "{{ item.vendor_url or '(the default index)' }} -> {{ item.url }} ({{ item.kind }})"
+    msg: "{{ item.vendor_url }} -> {{ item.url }} ({{ item.kind }})"
   loop: "{{ 'http://mirror.example.internal/gpuops' | gpuops.dlserver.mirror_urls }}"
   loop_control:
     label: "{{ item.variable }}"
@@ -46,7 +46,7 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-    - A list of C(variable), C(vendor_url) (C("") for the tool's own default index), C(path) (under the
+    - A list of C(variable), C(vendor_url), C(path) (under the
       mirror; C({version}), C({arch}) and C($(ARCH)) are the roles' placeholders), C(kind) and C(url)
       (null when O(_input) is empty).
   type: list

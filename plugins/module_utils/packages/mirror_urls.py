@@ -25,12 +25,10 @@ import re
 # ``{version}``/``{arch}``/``$(ARCH)`` are the roles' own placeholders and stay as they are.
 MIRRORED = {
     'gpuops_cuda_repo_base_url': ('apt/cuda', 'apt repositories'),
-    'gpuops_nvml_index_url': ('pypi/simple', 'python package index'),
     'nvidia_container_toolkit_repo_url': ('apt/libnvidia-container/stable/deb/$(ARCH)', 'apt repository'),
     'nvidia_container_toolkit_keyring_url': ('apt/libnvidia-container/gpgkey', 'file'),
     'node_exporter_binary_url': ('files/node_exporter/{version}/node_exporter-{version}.linux-{arch}.tar.gz', 'file'),
     'node_exporter_checksums_url': ('files/node_exporter/{version}/sha256sums.txt', 'file'),
-    'python_stack_pip_index_url': ('pypi/simple', 'python package index'),
     'python_stack_pytorch_index_url': ('pytorch/whl', 'python package index'),
     'python_stack_nvidia_index_url': ('pypi-nvidia', 'python package index'),
     'python_stack_conda_installer_url': ('files/miniforge/{basename}', 'file'),
@@ -43,6 +41,10 @@ NOT_MIRRORED = {
     'volcano_device_plugin_image': 'a container image: point it at your registry mirror',
     'volcano_smoke_image': 'a container image: point it at your registry mirror',
     'volcano_manifest_src': 'empty by default (the Helm chart is used); a manifest URL you set is yours',
+    # empty means "pip's own configuration": a site's hosts point pip at its index mirror (pip.conf),
+    # or the inventory sets these to <gpuops_mirror_url>/pypi/simple
+    'gpuops_nvml_index_url': "empty by default: the host's pip configuration decides",
+    'python_stack_pip_index_url': "empty by default: the host's pip configuration decides",
 }
 
 _MIRROR_URL = re.compile(r'(?:https?://[A-Za-z0-9.\-\[\]:]+(?:/[^\s?#]*)?|file:///[^\s?#]*)')
@@ -70,8 +72,8 @@ def mirror_path(name, vendor_url):
 def mirrored(name, value, default, mirror_url):
     """(value, reason): the value a URL variable takes, given ``gpuops_mirror_url``.
 
-    ``default`` is the variable's default in its role's argument spec (the vendor URL, or ''
-    for "the tool's own default index"). Only a value still at that default is repointed.
+    ``default`` is the variable's default in its role's argument spec (the vendor URL). Only a
+    value still at that default is repointed.
     """
     if name not in MIRRORED:
         return value, '%s is not a mirrored URL variable' % name
@@ -113,7 +115,7 @@ def mirror_table(defaults, mirror_value=''):
     """What the roles read from the mirror: one row per table entry, sorted by variable.
 
     ``defaults`` maps variable names to their argument-spec defaults (every role's). Each row:
-    ``variable``, ``vendor_url`` (the default; '' = the tool's own default index), ``path``,
+    ``variable``, ``vendor_url`` (the default), ``path``,
     ``kind`` and ``url`` (under ``gpuops_mirror_url``, or None when it is not set). Raises
     ValueError on a bad mirror URL or a table row whose variable no role declares.
     """
