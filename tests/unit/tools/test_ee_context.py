@@ -26,7 +26,7 @@ def test_the_local_definition_installs_the_tarball_and_keeps_the_rest():
     for key in ("images", "options", "version"):
         assert local[key] == shipped[key]
     assert shipped["dependencies"]["galaxy"] == "requirements.yml", "the shipped definition is not changed"
-    again, _ = ee_context.local_definition(local, NAME)
+    again = ee_context.local_definition(local, NAME)[0]
     assert again["additional_build_files"] == local["additional_build_files"]
 
 

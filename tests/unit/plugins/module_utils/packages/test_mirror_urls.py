@@ -56,8 +56,8 @@ def test_each_default_takes_the_mirror(name):
     assert problems == []
     assert out[name] == CASES['expected'][name]
     # the same through the values the play gives: the role's default as its defaults file has it
-    out, _ = mu.apply_mirror(options, {name: DEFAULTS[name]}, CASES['mirror'])
-    assert out[name] == CASES['expected'][name]
+    out, problems = mu.apply_mirror(options, {name: DEFAULTS[name]}, CASES['mirror'])
+    assert problems == [] and out[name] == CASES["expected"][name]
 
 
 @pytest.mark.parametrize('name', sorted(mu.MIRRORED))
