@@ -5,6 +5,7 @@
 #   make test       every test: yamllint, ansible-lint, ansible-test sanity, unit tests, the
 #                   publishing checks, molecule; ends with the seconds each stage took
 #   make publish-check   galaxy-importer, antsibull-docs lint, ansible-builder on the built tarball
+#   make ee-context      the execution environment's build context with the built tarball (.cache/ee)
 #   make role-readmes    regenerate roles/<role>/README.md from docs/roles and argument_specs
 #   make release VERSION=x.y.z   cut a release (docs/release.md)
 #
@@ -31,10 +32,10 @@ export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit target-python promtool molecule bench-fleet bench-python-stack \
-	molecule-prep molecule-one lab-images build publish-setup publish-check role-readmes release volcano-render
+	molecule-prep molecule-one lab-images build publish-setup publish-check ee-context role-readmes release volcano-render
 
 help:
-	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: virtualenv with pinned requirements, and the collection linked where ansible looks
 setup: $(VENV)/.stamp $(LINK)
@@ -186,6 +187,11 @@ $(PUBLISH_VENV)/.stamp: requirements/publish.txt
 
 publish-check: setup publish-setup
 	VENV=$(VENV) PUBLISH_VENV=$(PUBLISH_VENV) $(BIN)/python tools/publish_check.py $(PUBLISH_ARGS)
+
+## ee-context: the execution environment's build context in .cache/ee/context, with the built tarball
+## in place of Galaxy's (tools/ee_context.py; then: podman build -t gpuops-dlserver-ee:<version> .cache/ee/context)
+ee-context: build publish-setup
+	$(BIN)/python tools/ee_context.py --builder $(PUBLISH_VENV)/bin/ansible-builder
 
 ## role-readmes: roles/<role>/README.md from docs/roles/<role>.md + meta/argument_specs.yml
 role-readmes: setup

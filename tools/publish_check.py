@@ -9,8 +9,9 @@
    message.
 3. ansible-builder introspect on the installed tarball (the collection's meta/execution-environment.yml,
    requirements.txt, bindep.txt must come through) and ansible-builder create of
-   execution-environment/execution-environment.yml (the build context; building the image needs a
-   registry and is not done here).
+   execution-environment/execution-environment.yml with the built tarball in place of Galaxy's
+   (tools/ee_context.py, as `make ee-context`): the context must hold the tarball and the
+   requirements that install it; building the image needs a registry and is not done here.
 
 The tools run from their own virtualenv (PUBLISH_VENV, made by the Makefile from
 requirements/publish.txt); ansible-galaxy builds with the project's (VENV).
@@ -33,9 +34,11 @@ import time
 
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ee_context  # noqa: E402  pylint: disable=wrong-import-position
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 IMPORTER_CFG = os.path.join(REPO, '.config', 'galaxy-importer.cfg')
-EE_DEFINITION = os.path.join(REPO, 'execution-environment', 'execution-environment.yml')
 # Given to the importer only when galaxy.yml has no repository (the project has no public home
 # yet); the .invalid top-level domain can never resolve. Galaxy refuses an upload without one.
 STAND_IN_REPOSITORY = 'https://repository.invalid/gpuops/dlserver'
@@ -166,7 +169,7 @@ def check_docs(coll_root, pub_bin):
     return [], docs_lint_problems(out, rc)
 
 
-def check_ee(coll_root, tmp, pub_bin):
+def check_ee(coll_root, tmp, pub_bin, tarball):
     problems = []
     rc, out = _run([os.path.join(pub_bin, 'ansible-builder'), 'introspect', coll_root])
     print(out.rstrip())
@@ -178,15 +181,11 @@ def check_ee(coll_root, tmp, pub_bin):
         return [], ['ansible-builder introspect printed no YAML: %s' % exc]
     problems += introspect_problems(data, python=_declared(os.path.join(REPO, 'requirements.txt')),
                                     system=_declared(os.path.join(REPO, 'bindep.txt')))
-    context = os.path.join(tmp, 'ee-context')
-    rc, out = _run([os.path.join(pub_bin, 'ansible-builder'), 'create', '-f', EE_DEFINITION, '-c', context,
-                    '--output-filename', 'Containerfile', '-v', '2'])
+    # the context `make ee-context` prepares: the definition installs the built tarball, not Galaxy's
+    (_rc, out), ee_problems = ee_context.prepare(tarball, os.path.join(tmp, 'ee'),
+                                                 os.path.join(pub_bin, 'ansible-builder'))
     print(out.rstrip())
-    if rc != 0:
-        problems.append('ansible-builder create exited with %s' % rc)
-    for rel in ('Containerfile', os.path.join('_build', 'requirements.yml')):
-        if not os.path.exists(os.path.join(context, rel)):
-            problems.append('ansible-builder create: %s missing from the build context' % rel)
+    problems += ee_problems
     return [], problems
 
 
@@ -223,7 +222,7 @@ def main(argv=None):
             return 1
         steps = [('importer', 'galaxy-importer', lambda: check_importer(tarball, tmp, pub_bin, args.require_repository)),
                  ('docs', 'antsibull-docs lint', lambda: check_docs(coll_root, pub_bin)),
-                 ('ee', 'ansible-builder introspect + create', lambda: check_ee(coll_root, tmp, pub_bin))]
+                 ('ee', 'ansible-builder introspect + create', lambda: check_ee(coll_root, tmp, pub_bin, tarball))]
         for key, title, step in steps:
             if key not in only:
                 continue

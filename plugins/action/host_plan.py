@@ -22,6 +22,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs i
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.prometheus_config import target_address_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import check_address as check_dcgm_address
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import format_plan_errors
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import build_host_plan, same_inputs
 
@@ -46,6 +47,11 @@ class ActionModule(ActionBase):
         args = self._task.args
         templar = self._templar.copy_with_new_env(available_variables=task_vars)
         inputs, problems = {}, []
+        try:
+            mirror_url = templar.template(task_vars.get('gpuops_mirror_url', ''))
+        except AnsibleError as exc:
+            mirror_url = ''
+            problems.append('gpuops_mirror_url cannot be evaluated: %s' % exc)
         for role in public_roles():
             options = load_spec(role)
             values = {}
@@ -55,6 +61,9 @@ class ActionModule(ActionBase):
                         values[name] = templar.template(task_vars[name])
                     except AnsibleError as exc:
                         problems.append('%s cannot be evaluated: %s' % (name, exc))
+            # URL variables at their vendor default come from gpuops_mirror_url when it is set
+            values, mirror_problems = apply_mirror(options, values, mirror_url)
+            problems.extend(p for p in mirror_problems if p not in problems)
             try:
                 inputs[role] = convert_inputs(options, values, '%s_' % role)
             except InputError as exc:

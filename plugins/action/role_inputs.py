@@ -15,6 +15,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 
 ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles'))
 _SPECS = {}
@@ -62,7 +63,11 @@ class ActionModule(ActionBase):
         for name in options:
             if name in task_vars:
                 values[name] = templar.template(task_vars[name])
+        # URL variables at their vendor default come from gpuops_mirror_url when it is set
+        values, problems = apply_mirror(options, values, templar.template(task_vars.get('gpuops_mirror_url', '')))
         try:
+            if problems:
+                raise InputError(problems)
             converted = convert_inputs(options, values, '%s_' % role.lstrip('_'))
         except InputError as exc:
             result.update(failed=True, problems=exc.problems,

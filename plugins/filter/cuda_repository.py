@@ -38,9 +38,19 @@ options:
 """
 
 EXAMPLES = r"""
+- name: Read the collection's CUDA repository variables (gpuops_cuda_repo_*), converted
+  gpuops.dlserver.role_inputs:
+    role: common
+    entry_point: cuda_repo
+    fact: cuda_repo_inputs
+
 - name: The CUDA repository of this host
   ansible.builtin.set_fact:
-    gpuops_cuda_repo: "{{ __common_cuda_repo_inputs | gpuops.dlserver.cuda_repository(ansible_facts) }}"
+    cuda_repo: "{{ cuda_repo_inputs | gpuops.dlserver.cuda_repository(ansible_facts) }}"
+
+- name: Show it
+  ansible.builtin.debug:
+    msg: "{{ cuda_repo.url }} signed by {{ cuda_repo.key_url }} ({{ cuda_repo.reason }})"
 """
 
 RETURN = r"""

@@ -55,15 +55,21 @@ options:
 """
 
 EXAMPLES = r"""
+# gpuops_gpu and gpuops_plan come from gpuops.dlserver.gpu_facts and gpuops.dlserver.host_plan
+- name: Read dcgm_exporter's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: dcgm_exporter
+    fact: dcgm_inputs
+
 - name: Decide the counters, command line and packages
   ansible.builtin.set_fact:
-    __dcgm_exporter_config: >-
-      {{ __dcgm_exporter | gpuops.dlserver.dcgm_exporter_config(gpuops_plan, gpuops_gpu,
-                                                                {'config_dir': '/etc/dcgm-exporter'}) }}
+    dcgm_config: >-
+      {{ dcgm_inputs | gpuops.dlserver.dcgm_exporter_config(gpuops_plan, gpuops_gpu,
+                                                            {'config_dir': '/etc/dcgm-exporter'}) }}
 
 - name: The metrics this host will serve
   ansible.builtin.debug:
-    msg: "{{ __dcgm_exporter_config.metric_names }}"
+    msg: "{{ dcgm_config.metric_names }}"
 """
 
 RETURN = r"""

@@ -36,9 +36,17 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Compare the page with the counters file
+- name: Read the exporter's page
+  ansible.builtin.uri:
+    url: http://localhost:9400/metrics
+    return_content: true
+  register: dcgm_page
+
+- name: Compare the page with the metrics the exporter should serve
   ansible.builtin.assert:
-    that: (__page.content | gpuops.dlserver.dcgm_exporter_verify(__config.metric_names)).ok
+    that: (dcgm_page.content | gpuops.dlserver.dcgm_exporter_verify(expected)).ok
+  vars:
+    expected: [DCGM_FI_DEV_GPU_TEMP, DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_XID_ERRORS]
 """
 
 RETURN = r"""

@@ -130,24 +130,26 @@ seealso:
 """
 
 EXAMPLES = r"""
-# the plan of this host, with the driver role's settings
+# the plan of this host from the probe's facts, with the driver settings of the inventory
+- name: Probe the GPUs
+  gpuops.dlserver.gpu_facts:
+
 - name: Plan from the probe's facts
   ansible.builtin.set_fact:
-    __nvidia_driver_plan: >-
+    driver_plan: >-
       {{ ansible_facts.gpuops_gpu | gpuops.dlserver.gpu_plan({
-           'driver_force': nvidia_driver_force,
-           'kernel_modules': nvidia_driver_kernel_modules,
-           'driver_branch': nvidia_driver_branch,
-           'mig': nvidia_driver_mig_mode,
-           'in_container': ansible_virtualization_type in ['docker', 'podman', 'container', 'lxc']
-                           and ansible_virtualization_role == 'guest',
+           'driver_force': false,
+           'kernel_modules': 'auto',
+           'driver_branch': none,
+           'mig': 'keep',
+           'in_container': false,
          }) }}
 
-# a role gates on the plan, never on its own reading of the facts
+# gate on the plan, never on a reading of the facts of your own
 - name: Install Fabric Manager
   ansible.builtin.package:
     name: nvidia-fabricmanager
-  when: __nvidia_driver_plan.fabric_manager.required
+  when: driver_plan.fabric_manager.required
 
 # report conflicts instead of failing
 - name: Show what the plan objects to

@@ -56,11 +56,20 @@ options:
 """
 
 EXAMPLES = r"""
+- name: Read node_exporter's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: node_exporter
+    fact: node_exporter_inputs
+
+- name: Read what node_exporter needs of the host
+  gpuops.dlserver.node_exporter_host:
+  register: node_read
+
 - name: Decide
   ansible.builtin.set_fact:
-    __node_exporter_plan: >-
-      {{ __node_exporter | gpuops.dlserver.node_exporter_plan(platform, inventory_hostname,
-                                                              ansible_facts['architecture'], node_read.node) }}
+    node_exporter_decision: >-
+      {{ node_exporter_inputs | gpuops.dlserver.node_exporter_plan(platform, inventory_hostname,
+                                                                   ansible_facts['architecture'], node_read.node) }}
   vars:
     platform: {name: Debian 12, package: prometheus-node-exporter, package_binary: /usr/bin/prometheus-node-exporter,
                package_service: prometheus-node-exporter}

@@ -31,9 +31,14 @@ options:
 """
 
 EXAMPLES = r"""
+- name: Read the prometheus role's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: prometheus
+    fact: prometheus_inputs
+
 - name: Render prometheus.yml
   ansible.builtin.copy:
-    content: "{{ __prometheus | gpuops.dlserver.prometheus_config | to_nice_yaml }}"
+    content: "{{ prometheus_inputs | gpuops.dlserver.prometheus_config | to_nice_yaml }}"
     dest: /etc/prometheus/prometheus.yml
     mode: "0644"
 """

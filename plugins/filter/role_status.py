@@ -40,14 +40,19 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Record the decisions
+- name: Read nvidia_driver's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: nvidia_driver
+    fact: driver_inputs
+
+- name: The status record of the role's decisions
   ansible.builtin.set_fact:
     nvidia_driver_status: "{{ parts | gpuops.dlserver.role_status('nvidia_driver') }}"
   vars:
     parts:
       plan: "{{ gpuops_plan }}"
-      inputs: "{{ __nvidia_driver }}"
-      resolved: "{{ __nvidia_driver_resolved | default({}) }}"
+      inputs: "{{ driver_inputs }}"
+      resolved: {}
 """
 
 RETURN = r"""

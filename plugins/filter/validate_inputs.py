@@ -29,9 +29,14 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Check the inputs
+- name: Read gpu_validate's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: gpu_validate
+    fact: validate_inputs
+
+- name: Check them (fails naming the variable)
   ansible.builtin.set_fact:
-    __gpu_validate_checked: "{{ __gpu_validate | gpuops.dlserver.validate_inputs }}"
+    validate_checked: "{{ validate_inputs | gpuops.dlserver.validate_inputs }}"
 """
 
 RETURN = r"""

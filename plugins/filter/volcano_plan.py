@@ -32,7 +32,7 @@ description:
 positional: _input, cluster_info, nodes, crds, daemonsets, hosts, hostvars
 options:
   _input:
-    description: The role's inputs, C(__volcano) (every C(volcano_*) variable without its prefix).
+    description: The role's inputs (every C(volcano_*) variable without its prefix, as M(gpuops.dlserver.role_inputs) publishes them).
     type: dict
     required: true
   cluster_info:
@@ -69,11 +69,44 @@ options:
 """
 
 EXAMPLES = r"""
+- name: Read the volcano role's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: volcano
+    fact: volcano_inputs
+
+- name: Check them before the cluster is contacted (fails naming each bad variable)
+  ansible.builtin.set_fact:
+    volcano_checked: "{{ volcano_inputs | gpuops.dlserver.volcano_plan(none) }}"
+
+- name: Read the cluster's version
+  kubernetes.core.k8s_cluster_info:
+  register: cluster_info
+
+- name: Read the nodes
+  kubernetes.core.k8s_info:
+    api_version: v1
+    kind: Node
+  register: nodes
+
+- name: Look for the GPU Operator
+  kubernetes.core.k8s_info:
+    api_version: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    name: clusterpolicies.nvidia.com
+  register: crds
+
+- name: Look for NVIDIA device plugin DaemonSets
+  kubernetes.core.k8s_info:
+    api_version: apps/v1
+    kind: DaemonSet
+    label_selectors: [name=nvidia-device-plugin-ds]
+  register: daemonsets
+
 - name: Plan what the role applies
   ansible.builtin.set_fact:
-    plan: >-
-      {{ __volcano | gpuops.dlserver.volcano_plan(info, nodes.resources, crds.resources,
-         daemonsets.resources, groups['gpu_nodes'], hostvars) }}
+    volcano_decisions: >-
+      {{ volcano_inputs | gpuops.dlserver.volcano_plan(cluster_info, nodes.resources, crds.resources,
+         daemonsets.resources, groups['gpu_nodes'] | default([]), hostvars) }}
 """
 
 RETURN = r"""

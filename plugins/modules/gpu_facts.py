@@ -120,7 +120,7 @@ notes:
     (C(nvlinks[].remote_type=switch)). C(nvlink_fabric) sums up the evidence.
 seealso:
   - name: Fact contract
-    description: DESIGN.md section 3 of the collection.
+    description: The fact contract of the collection (docs/gpu_facts.md).
     link: https://example.invalid/gpuops/dlserver
 """
 

@@ -79,15 +79,18 @@ seealso:
 """
 
 EXAMPLES = r"""
+- name: Probe the GPUs
+  gpuops.dlserver.gpu_facts:
+
 - name: Check every role's inputs and plan this host
   gpuops.dlserver.host_plan:
     gpu: "{{ gpuops_gpu }}"
-    in_container: "{{ gpuops_in_container }}"
-  register: __plan
+    in_container: false
+  register: host_plan
 
 - name: Gate on it
   ansible.builtin.debug:
-    msg: "{{ __plan.plan.roles.nvidia_driver.reason }}"
+    msg: "{{ host_plan.plan.roles.nvidia_driver.reason }}"
 """
 
 RETURN = r"""

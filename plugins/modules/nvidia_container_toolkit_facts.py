@@ -66,13 +66,25 @@ notes:
 """
 
 EXAMPLES = r"""
+- name: Read nvidia_container_toolkit's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: nvidia_container_toolkit
+    fact: toolkit_inputs
+
 - name: Decide and validate before any change
   gpuops.dlserver.nvidia_container_toolkit_facts:
     action: resolve
-    inputs: "{{ __nvidia_container_toolkit }}"
-    platform: "{{ __nvidia_container_toolkit_platform }}"
+    inputs: "{{ toolkit_inputs }}"
+    platform:
+      runtime_path: /usr/bin/nvidia-container-runtime
+      runtime_config: /etc/nvidia-container-runtime/config.toml
+      docker_daemon_json: /etc/docker/daemon.json
+      containerd_config: /etc/containerd/config.toml
+      containerd_dropin: /etc/containerd/conf.d/99-gpuops-nvidia.toml
+      containerd_import: /etc/containerd/conf.d/*.toml
+      crio_dropin: /etc/crio/crio.conf.d/99-gpuops-nvidia.conf
     driver: {loaded: false, reason: no driver}
-  register: __nvidia_container_toolkit_resolved
+  register: toolkit_decisions
   check_mode: false
 """
 

@@ -92,14 +92,59 @@ requirements:
 """
 
 EXAMPLES = r"""
+# gpuops_gpu and gpuops_plan come from gpuops.dlserver.gpu_facts and gpuops.dlserver.host_plan;
+# the platform below is Debian 12's (the role's vars/Debian.yml and vars/Debian_12.yml)
+- name: Read nvidia_driver's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: nvidia_driver
+    fact: driver_inputs
+
 - name: Read the host and the repositories and choose the driver version
   gpuops.dlserver.nvidia_driver_repo:
     action: resolve
-    inputs: "{{ __nvidia_driver }}"
-    platform: "{{ __nvidia_driver_platform }}"
+    inputs: "{{ driver_inputs }}"
+    platform:
+      backend: apt
+      distribution: Debian
+      codename: bookworm
+      running_kernel: "{{ ansible_facts['kernel'] }}"
+      distro_branch: "535"
+      default_branch: {distro: "535", cuda_repo: "580"}
+      packages:
+        distro:
+          current:
+            open: [nvidia-open-kernel-dkms, nvidia-smi, libcuda1]
+            proprietary: [nvidia-kernel-dkms, nvidia-smi, libcuda1]
+          other:
+            open: []
+            proprietary: ["nvidia-tesla-{branch}-kernel-dkms", "nvidia-tesla-{branch}-smi", "libnvidia-tesla-{branch}-cuda1"]
+          persistenced: [nvidia-persistenced]
+          fabric_manager_available: false
+        cuda_repo:
+          current:
+            open: [nvidia-driver-cuda, nvidia-kernel-open-dkms]
+            proprietary: [nvidia-driver-cuda, nvidia-kernel-dkms]
+          other:
+            open: [nvidia-driver-cuda, nvidia-kernel-open-dkms]
+            proprietary: [nvidia-driver-cuda, nvidia-kernel-dkms]
+          persistenced: []
+      distro_repository: debian_components
+      components: [contrib, non-free, non-free-firmware]
+      repo_gpgcheck: true
+      headers_package: linux-headers-{kernel}
+      mokutil: /usr/bin/mokutil
+      initramfs_tool: /usr/sbin/update-initramfs
+      header: "# Managed by Ansible: local changes are overwritten."
+      blacklist_file: /etc/modprobe.d/gpuops-nvidia-blacklist-nouveau.conf
+      keyring_path: /etc/apt/keyrings/gpuops-nvidia-cuda.asc
+      debian_sources_file: /etc/apt/sources.list.d/gpuops-nvidia-debian.sources
+      cuda_sources_file: /etc/apt/sources.list.d/gpuops-nvidia-cuda.sources
+      cuda_preferences_file: /etc/apt/preferences.d/gpuops-nvidia-cuda.pref
+      preferences_file: /etc/apt/preferences.d/gpuops-nvidia-driver.pref
+      legacy_files: []
     plan: "{{ gpuops_plan }}"
     gpu: "{{ gpuops_gpu }}"
-  register: __nvidia_driver_resolved
+  register: driver_resolved
 """
 
 RETURN = r"""

@@ -125,9 +125,15 @@ seealso:
 """
 
 EXAMPLES = r"""
+# gpuops_plan comes from gpuops.dlserver.host_plan
+- name: Read os_tuning's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: os_tuning
+    fact: os_tuning_inputs
+
 - name: Decide what os_tuning applies (fails on bad input, before any change)
   gpuops.dlserver.os_tuning_facts:
-    inputs: "{{ __os_tuning }}"
+    inputs: "{{ os_tuning_inputs }}"
     platform:
       cmdline_backend: grub_dropin
       grub_tool: /usr/sbin/update-grub
@@ -137,10 +143,10 @@ EXAMPLES = r"""
       unattended_file: /etc/apt/apt.conf.d/51gpuops-unattended-upgrades
       hold_backend: dpkg
       kernel_packages: [linux-image-amd64]
-    in_container: "{{ gpuops_in_container }}"
+    in_container: false
     driver_required: "{{ gpuops_plan.driver.required }}"
     kernel: "{{ ansible_facts['kernel'] }}"
-  register: __os_tuning_facts
+  register: os_tuning_decisions
 """
 
 RETURN = r"""

@@ -88,19 +88,24 @@ options:
 """
 
 EXAMPLES = r"""
+- name: Read python_stack's variables, converted by its argument spec
+  gpuops.dlserver.role_inputs:
+    role: python_stack
+    fact: python_stack_inputs
+
 - name: Plan the environments
   gpuops.dlserver.python_stack_env:
     action: plan
-    inputs: "{{ __python_stack }}"
+    inputs: "{{ python_stack_inputs }}"
     gpu: "{{ gpuops_gpu }}"
-  register: __python_stack_plan
+  register: python_plan
 
 - name: Converge each environment atomically
   gpuops.dlserver.python_stack_env:
     action: converge
     environment: "{{ item }}"
     tools: {uv: /opt/gpuops/uv/bin/uv}
-  loop: "{{ __python_stack_plan.environments }}"
+  loop: "{{ python_plan.environments }}"
 """
 
 RETURN = r"""

@@ -59,13 +59,14 @@ notes:
 """
 
 EXAMPLES = r"""
-- name: Take the role's inputs, converted
+- name: Take the role's inputs, converted by its argument spec, under a name of your own
   gpuops.dlserver.role_inputs:
     role: os_tuning
+    fact: os_tuning_inputs
 
 - name: Use them
   ansible.builtin.debug:
-    msg: "reboot allowed: {{ __os_tuning.reboot }}"
+    msg: "reboot allowed: {{ os_tuning_inputs.reboot }}"
 """
 
 RETURN = r"""

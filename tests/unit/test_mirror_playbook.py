@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLAYBOOK = os.path.join(REPO, "playbooks", "mirror.yml")
@@ -80,3 +81,42 @@ def test_second_run_changes_nothing(tmp_path, source):
     res = run_playbook(tmp_path, artifacts)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "changed=0" in res.stdout, res.stdout
+
+
+def test_inventory_variables_are_honoured(tmp_path, source):
+    # the mirror host's group_vars, not -e: play vars must not override them
+    src, digest = source
+    inv = tmp_path / "inv"
+    (inv / "group_vars").mkdir(parents=True)
+    (inv / "hosts.yml").write_text("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n"
+                                   "      ansible_python_interpreter: %s\n" % sys.executable)
+    (inv / "group_vars" / "all.yml").write_text(yaml.safe_dump({
+        "gpuops_mirror_dir": str(tmp_path / "site-mirror"),
+        "gpuops_mirror_url": "http://mirror.example.internal/gpuops",
+        "gpuops_mirror_artifacts": [{"path": "files/vendor/pkg.deb", "url": src.as_uri(),
+                                     "checksum": "sha256:" + digest}]}))
+    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"))
+    res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", str(inv), PLAYBOOK], cwd=str(tmp_path),
+                         env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (tmp_path / "site-mirror" / "files" / "vendor" / "pkg.deb").exists()
+    # the table of what the roles read from the mirror, from the roles' own defaults
+    assert "apt/cuda (apt repositories) <- https://developer.download.nvidia.com/compute/cuda/repos" in res.stdout
+
+
+def test_an_installed_collection_needs_a_mirror_dir(tmp_path):
+    # installed, the playbook's directory is inside the collection (MANIFEST.json beside playbooks/)
+    coll = tmp_path / "coll" / "ansible_collections" / "gpuops" / "dlserver"
+    (coll / "playbooks").mkdir(parents=True)
+    (coll / "MANIFEST.json").write_text("{}")
+    with open(PLAYBOOK) as handle:
+        (coll / "playbooks" / "mirror.yml").write_text(handle.read())
+    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"))
+    res = subprocess.run([os.path.join(BIN, "ansible-playbook"), str(coll / "playbooks" / "mirror.yml"),
+                          "-e", "ansible_python_interpreter=%s" % sys.executable], cwd=str(tmp_path), env=env,
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode != 0
+    assert "set gpuops_mirror_dir" in res.stdout, res.stdout + res.stderr
+    assert not (coll / ".cache").exists()

@@ -1,4 +1,4 @@
-"""Contracts every public role keeps (DESIGN.md §1, §5; STYLE.md).
+"""Contracts every public role keeps (docs/architecture.md §1, §7 and §9).
 
 - every public variable sits in defaults/main.yml AND in meta/argument_specs.yml (main entry
   point), with the same default, a type and a description;

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""GPU capabilities: the ``capabilities`` block of the fact contract (DESIGN.md section 3).
+"""GPU capabilities: the ``capabilities`` block of the fact contract (docs/architecture.md section 3).
 
 The probe (``probe/gpu_probe.py``) and the planner (``plan/``) both judge a GPU by these
 rules: the architecture table, the per-GPU model row (``gpu_models``), the NVSwitch fabric

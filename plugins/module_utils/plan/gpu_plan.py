@@ -133,7 +133,7 @@ def _collect_warnings(ctx):
 
 
 def build_plan(facts, options=None):
-    """Turn ``ansible_facts.gpuops_gpu`` (DESIGN.md section 3) into the hardware plan.
+    """Turn ``ansible_facts.gpuops_gpu`` (docs/architecture.md section 3) into the hardware plan.
 
     ``options`` is validated with validate_plan_options() (ValueError on bad input). Conflicts
     between the options and the hardware do not raise: they are listed in ``plan['errors']``

@@ -4,7 +4,7 @@
 """The GPU probe: PCI sysfs, then NVML or nvidia-smi, merged into the fact contract.
 
 ``probe(...)`` returns the dict that gpu_facts publishes as ``ansible_facts.gpuops_gpu``
-(DESIGN.md section 3). PCI decides which GPUs exist and the counts; the deeper
+(docs/architecture.md section 3). PCI decides which GPUs exist and the counts; the deeper
 depths only add detail to the GPUs PCI saw. ``depths_tried`` says why each deeper
 depth did or did not answer.
 """

@@ -1,4 +1,4 @@
-"""Bad input fails before any change, naming what to change (DESIGN.md §5).
+"""Bad input fails before any change, naming what to change (docs/architecture.md §7).
 
 Real ansible-playbook runs against localhost: the platform check with the facts of other
 systems, and os_tuning with wrong variables, NOT in check mode. Where the kernel allows it

@@ -34,6 +34,7 @@ BAD = {
     "dcgm_exporter_config": ((["not", "a", "dict"], {}), "inputs"),
     "dcgm_exporter_verify": (("DCGM_FI_DEV_GPU_TEMP 1\n", "DCGM_FI_DEV_GPU_TEMP"), "expected"),
     "gpu_plan": (("not facts",), "gpu_plan"),
+    "mirror_urls": (("http://mirror.example.internal/gpuops\n",), "gpuops_mirror_url"),
     "node_exporter_plan": (({"listen_address": "9100"}, {}, "gpu-01", "x86_64"), "node_exporter"),
     "parse_nvidia_topo": (("this is not a topology matrix\n",), "GPU"),
     "prometheus_config": (("not a dict",), "prometheus"),

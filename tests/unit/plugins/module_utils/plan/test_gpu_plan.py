@@ -3,7 +3,7 @@
 """Table-driven tests of the hardware plan (plugins/module_utils/plan/gpu_plan.py).
 
 Cases live in data/plan_*.yml. A hardware file holds ``facts`` shaped like the fact contract
-(DESIGN.md section 3), the ``capabilities`` the same rules must give, and ``cases``, each with:
+(docs/architecture.md section 3), the ``capabilities`` the same rules must give, and ``cases``, each with:
 
 - ``options``: passed to build_plan();
 - ``facts_update`` (optional): deep-merged onto the file's facts - dictionaries merge key by
