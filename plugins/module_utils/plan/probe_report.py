@@ -22,8 +22,7 @@ import re
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import ROLES
 
 REPORT_VERSION = 1
-NOT_INSPECTED = ('not inspected by the probe: run the playbook with --check --diff (on a canary) to see '
-                 'its changes')
+NOT_INSPECTED = 'not inspected by the probe (site.yml --check --diff on a canary shows it)'
 _MARKER_LINE = re.compile(r'([a-z_]+): (.*)')
 
 
