@@ -69,6 +69,8 @@ class CallbackModule(CallbackBase):
         self.order = []
         # host -> the collection's reboot request (gpuops_reboot) as a role last set it
         self.reboots = {}
+        # host -> changes made by tasks that are not in check mode
+        self.made = {}
         self.dry_run = bool(context.CLIARGS.get("check", False))
 
     # ------------------------------------------------------------------ events
@@ -103,6 +105,9 @@ class CallbackModule(CallbackBase):
         counts[key] += 1
         if key == "ok" and result._result.get("changed", False):
             counts["changed"] += 1
+        if key == "ok" and result._result.get("changed", False) and getattr(result._task, "check_mode", None) is False:
+            # a task that runs for real in a dry run (check_mode: false, e.g. a report written on the controller)
+            self.made[host] = self.made.get(host, 0) + 1
         request = (result._result.get("ansible_facts") or {}).get("gpuops_reboot") if key == "ok" else None
         if isinstance(request, dict):
             self.reboots[host] = request
@@ -132,11 +137,12 @@ class CallbackModule(CallbackBase):
         for host in hosts:
             records[host] = self.host_record(host, stats.summarize(host), self.roles.get(host, {}),
                                              (custom.get(host) or {}).get("gpuops_summary"), self.reboots.get(host),
-                                             self.dry_run)
+                                             self.dry_run, self.made.get(host, 0))
             self._display.display(self.overview_line(records[host]))
         for host in hosts:
             for line in self.host_lines(host, stats.summarize(host), self.roles.get(host, {}),
-                                        (custom.get(host) or {}).get("gpuops_summary"), self.dry_run):
+                                        (custom.get(host) or {}).get("gpuops_summary"), self.dry_run,
+                                        self.made.get(host, 0)):
                 self._display.display(line)
         document = self.fleet_document(records, self.dry_run)
         self._display.display(self.final_line(document))
@@ -156,30 +162,33 @@ class CallbackModule(CallbackBase):
             return None
 
     @staticmethod
-    def state_of(summary, dry_run=False):
-        """``(state, text)`` of a host from its recap counts."""
+    def state_of(summary, dry_run=False, made=0):
+        """``(state, text)`` of a host from its recap counts; in a dry run, ``made`` of its changes were
+        made by tasks outside check mode (the rest are predictions)."""
         changed = summary.get("changed", 0)
         if summary.get("unreachable"):
             return "unreachable", "UNREACHABLE"
         if summary.get("failures"):
             return "failed", "FAILED"
         if dry_run:
-            return ("converged", "converged: a run would change nothing") if changed == 0 else (
-                "changes", "%d change(s) a run would make (dry run: nothing was changed)" % changed)
+            note = "; %d change(s) made outside check mode" % made if made else ""
+            predicted = changed - made
+            return ("converged", "converged: a run would change nothing" + note) if predicted <= 0 else (
+                "changes", "%d change(s) a run would make (dry run: not made)%s" % (predicted, note))
         return ("converged", "converged, nothing changed") if changed == 0 else ("changed", "%d changed" % changed)
 
     @classmethod
-    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False):
+    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0):
         """What the summary says of one host, as data (the overview line and the JSON)."""
         published = published or {}
         plan = published.get("plan") or {}
         gpu = published.get("gpu") or {}
-        state, text = cls.state_of(summary, dry_run)
+        state, text = cls.state_of(summary, dry_run, made)
         drv = gpu.get("driver") or {}
         pending = dict((role, (v or {}).get("action")) for role, v in ((reboot or {}).get("pending") or {}).items())
         validation = published.get("validate") or {}
         return {
-            "host": host, "state": state, "text": text, "changed": summary.get("changed", 0),
+            "host": host, "state": state, "text": text, "changed": summary.get("changed", 0) - made, "made": made,
             "gpus": gpu.get("gpu_count", (plan.get("host") or {}).get("gpu_count")) if (gpu or plan) else None,
             "driver": (drv.get("version") or "loaded") if drv.get("loaded") else ("not loaded" if gpu else None),
             "plan": None if not plan else ("ok" if plan.get("ok", True) else "conflict"),
@@ -203,6 +212,7 @@ class CallbackModule(CallbackBase):
         hosts = sorted(records)
         return {"dry_run": dry_run, "hosts": records,
                 "changed": sum(records[h]["changed"] for h in hosts),
+                "made_outside_check_mode": sum(records[h]["made"] for h in hosts),
                 "failed": [h for h in hosts if records[h]["state"] == "failed"],
                 "unreachable": [h for h in hosts if records[h]["state"] == "unreachable"]}
 
@@ -218,7 +228,7 @@ class CallbackModule(CallbackBase):
         if document["dry_run"]:
             if document["changed"] == 0:
                 return "Dry run: a run would change nothing on any host; the fleet is converged."
-            return ("Dry run: a run would make %d change(s); nothing was changed." % document["changed"])
+            return "Dry run: a run would make %d change(s); they were not made." % document["changed"]
         if document["changed"] == 0:
             return "No changes on any host: the fleet was already converged."
         return "%d change(s) made; run again to confirm it converges with zero changes." % document["changed"]
@@ -305,9 +315,9 @@ class CallbackModule(CallbackBase):
         return lines
 
     @classmethod
-    def host_lines(cls, host, summary, roles, published, dry_run=False):
+    def host_lines(cls, host, summary, roles, published, dry_run=False, made=0):
         """Text lines for one host. ``published`` is what site.yml gave set_stats."""
-        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run)[1])]
+        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made)[1])]
         published = published or {}
         plan = published.get("plan") or {}
         for line in cls.hardware_lines(published.get("gpu"), plan):

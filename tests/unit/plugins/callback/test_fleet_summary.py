@@ -215,8 +215,24 @@ def test_dry_run_says_so_and_a_converged_fleet_predicts_nothing(tmp_path):
 
 def test_dry_run_with_predicted_changes(tmp_path):
     lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {"changed": True})], check=True)
-    assert "1 change(s) a run would make (dry run: nothing was changed)" in lines[1]
-    assert lines[-1] == "Dry run: a run would make 1 change(s); nothing was changed."
+    assert "1 change(s) a run would make (dry run: not made)" in lines[1]
+    assert lines[-1] == "Dry run: a run would make 1 change(s); they were not made."
+
+
+def test_dry_run_tells_changes_made_outside_check_mode(tmp_path):
+    # playbooks/probe.yml writes its report on the controller (a task outside check mode)
+    class _RealTask(_Task):
+        check_mode = False
+
+    callback = CallbackModule()
+    res = _Result("localhost", None, {"changed": True})
+    res._task = _RealTask()
+    callback.dry_run = True
+    callback.v2_runner_on_ok(res)
+    record = CallbackModule.host_record("localhost", {"changed": 1}, callback.roles["localhost"], None, None, True,
+                                        callback.made["localhost"])
+    assert record["text"] == "converged: a run would change nothing; 1 change(s) made outside check mode"
+    assert record["changed"] == 0 and record["made"] == 1
 
 
 def test_json_path_unset_writes_nothing(tmp_path):
