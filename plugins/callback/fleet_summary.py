@@ -105,7 +105,8 @@ class CallbackModule(CallbackBase):
         counts[key] += 1
         if key == "ok" and result._result.get("changed", False):
             counts["changed"] += 1
-        if key == "ok" and result._result.get("changed", False) and getattr(result._task, "check_mode", None) is False:
+        fields = getattr(result, "_task_fields", None) or {}
+        if key == "ok" and result._result.get("changed", False) and fields.get("check_mode") is False:
             # a task that runs for real in a dry run (check_mode: false, e.g. a report written on the controller)
             self.made[host] = self.made.get(host, 0) + 1
         request = (result._result.get("ansible_facts") or {}).get("gpuops_reboot") if key == "ok" else None

@@ -221,12 +221,9 @@ def test_dry_run_with_predicted_changes(tmp_path):
 
 def test_dry_run_tells_changes_made_outside_check_mode(tmp_path):
     # playbooks/probe.yml writes its report on the controller (a task outside check mode)
-    class _RealTask(_Task):
-        check_mode = False
-
     callback = CallbackModule()
     res = _Result("localhost", None, {"changed": True})
-    res._task = _RealTask()
+    res._task_fields = {"check_mode": False}
     callback.dry_run = True
     callback.v2_runner_on_ok(res)
     record = CallbackModule.host_record("localhost", {"changed": 1}, callback.roles["localhost"], None, None, True,
