@@ -21,14 +21,35 @@ description:
     os_tuning's kernel hold keeps back on driver hosts (C(gpuops_summary.os_tuning)), and
     one line per Python environment of python_stack with what its verification saw - framework
     versions, CUDA or CPU, the mixed-precision step (C(gpuops_summary.python_stack)).
+  - Before the detail, one line per host - GPUs, driver, plan, changed tasks, pending reboot
+    (the collection's reboot request C(gpuops_reboot)), validation verdict.
+  - A dry run (C(--check), or plays in check mode such as C(gpuops.dlserver.probe)) says it is
+    one - its changes are predictions - and a converged fleet reports zero of them.
+  - Unreachable hosts are told apart from failed ones, and a role the plan runs but that a failed
+    or unreachable host never reached says so.
   - The last line says whether anything changed, so a second run of a converged fleet says
     so in one line.
+  - The same summary is written as JSON (for CI and AWX) where O(json_path) says.
   - Enable it with C(callbacks_enabled = gpuops.dlserver.fleet_summary) in C(ansible.cfg) or
     C(ANSIBLE_CALLBACKS_ENABLED).
 requirements:
   - enable in configuration
+options:
+  json_path:
+    description:
+      - Where to write the summary as JSON on the controller (C(dry_run), C(changed), C(failed),
+        C(unreachable), and per host its line's values and per role what it did). Not written when empty.
+    type: path
+    env:
+      - name: GPUOPS_SUMMARY_JSON
+    ini:
+      - section: callback_gpuops_fleet_summary
+        key: json_path
 """
 
+import json
+
+from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 PRIVATE_ROLE = "common"
@@ -43,9 +64,14 @@ class CallbackModule(CallbackBase):
 
     def __init__(self):
         super(CallbackModule, self).__init__()
-        # host -> role -> {"ok": n, "changed": n, "skipped": n, "failed": n}
+        # host -> role -> {"ok": n, "changed": n, "skipped": n, "failed": n, "unreachable": n}
         self.roles = {}
         self.order = []
+        # host -> the collection's reboot request (gpuops_reboot) as a role last set it
+        self.reboots = {}
+        # host -> changes made by tasks that are not in check mode
+        self.made = {}
+        self.dry_run = bool(context.CLIARGS.get("check", False))
 
     # ------------------------------------------------------------------ events
     @staticmethod
@@ -75,10 +101,21 @@ class CallbackModule(CallbackBase):
         if host not in self.roles:
             self.roles[host] = {}
             self.order.append(host)
-        counts = self.roles[host].setdefault(role, {"ok": 0, "changed": 0, "skipped": 0, "failed": 0})
+        counts = self.roles[host].setdefault(role, {"ok": 0, "changed": 0, "skipped": 0, "failed": 0, "unreachable": 0})
         counts[key] += 1
         if key == "ok" and result._result.get("changed", False):
             counts["changed"] += 1
+        fields = getattr(result, "_task_fields", None) or {}
+        if key == "ok" and result._result.get("changed", False) and fields.get("check_mode") is False:
+            # a task that runs for real in a dry run (check_mode: false, e.g. a report written on the controller)
+            self.made[host] = self.made.get(host, 0) + 1
+        request = (result._result.get("ansible_facts") or {}).get("gpuops_reboot") if key == "ok" else None
+        if isinstance(request, dict):
+            self.reboots[host] = request
+
+    def v2_playbook_on_play_start(self, play):
+        if getattr(play, "check_mode", False) is True:
+            self.dry_run = True
 
     def v2_runner_on_ok(self, result):
         self._count(result, "ok")
@@ -90,27 +127,137 @@ class CallbackModule(CallbackBase):
         self._count(result, "failed")
 
     def v2_runner_on_unreachable(self, result):
-        self._count(result, "failed")
+        self._count(result, "unreachable")
 
     # ------------------------------------------------------------------ report
     def v2_playbook_on_stats(self, stats):
         hosts = sorted(set(self.order) | set(stats.processed.keys()))
         custom = getattr(stats, "custom", {}) or {}
-        self._display.banner("GPUOPS FLEET SUMMARY")
-        total_changed = 0
+        self._display.banner("GPUOPS FLEET SUMMARY" + (" (DRY RUN)" if self.dry_run else ""))
+        records = {}
         for host in hosts:
-            summary = stats.summarize(host)
-            total_changed += summary.get("changed", 0)
-            for line in self.host_lines(host, summary, self.roles.get(host, {}),
-                                        (custom.get(host) or {}).get("gpuops_summary")):
+            records[host] = self.host_record(host, stats.summarize(host), self.roles.get(host, {}),
+                                             (custom.get(host) or {}).get("gpuops_summary"), self.reboots.get(host),
+                                             self.dry_run, self.made.get(host, 0))
+            self._display.display(self.overview_line(records[host]))
+        for host in hosts:
+            for line in self.host_lines(host, stats.summarize(host), self.roles.get(host, {}),
+                                        (custom.get(host) or {}).get("gpuops_summary"), self.dry_run,
+                                        self.made.get(host, 0)):
                 self._display.display(line)
-        if any(stats.summarize(h).get("failures") or stats.summarize(h).get("unreachable") for h in hosts):
-            self._display.display("Some hosts failed: see the errors above.")
-        elif total_changed == 0:
-            self._display.display("No changes on any host: the fleet was already converged.")
-        else:
-            self._display.display("%d change(s) made; run again to confirm it converges with zero changes."
-                                  % total_changed)
+        document = self.fleet_document(records, self.dry_run)
+        self._display.display(self.final_line(document))
+        path = self._json_path()
+        if path:
+            try:
+                with open(path, "w") as handle:
+                    json.dump(document, handle, indent=2, sort_keys=True)
+                    handle.write("\n")
+            except (IOError, OSError) as exc:
+                self._display.warning("gpuops.dlserver.fleet_summary: cannot write %s: %s" % (path, exc))
+
+    def _json_path(self):
+        try:
+            return self.get_option("json_path")
+        except (KeyError, AttributeError):
+            return None
+
+    @staticmethod
+    def state_of(summary, dry_run=False, made=0):
+        """``(state, text)`` of a host from its recap counts; in a dry run, ``made`` of its changes were
+        made by tasks outside check mode (the rest are predictions)."""
+        changed = summary.get("changed", 0)
+        if summary.get("unreachable"):
+            return "unreachable", "UNREACHABLE"
+        if summary.get("failures"):
+            return "failed", "FAILED"
+        if dry_run:
+            note = "; %d change(s) made outside check mode" % made if made else ""
+            predicted = changed - made
+            return ("converged", "converged: a run would change nothing" + note) if predicted <= 0 else (
+                "changes", "%d change(s) a run would make (dry run: not made)%s" % (predicted, note))
+        return ("converged", "converged, nothing changed") if changed == 0 else ("changed", "%d changed" % changed)
+
+    @classmethod
+    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0):
+        """What the summary says of one host, as data (the overview line and the JSON)."""
+        published = published or {}
+        plan = published.get("plan") or {}
+        gpu = published.get("gpu") or {}
+        state, text = cls.state_of(summary, dry_run, made)
+        drv = gpu.get("driver") or {}
+        pending = dict((role, (v or {}).get("action")) for role, v in ((reboot or {}).get("pending") or {}).items())
+        validation = published.get("validate") or {}
+        return {
+            "host": host, "state": state, "text": text, "changed": summary.get("changed", 0) - made, "made": made,
+            "gpus": gpu.get("gpu_count", (plan.get("host") or {}).get("gpu_count")) if (gpu or plan) else None,
+            "driver": (drv.get("version") or "loaded") if drv.get("loaded") else ("not loaded" if gpu else None),
+            "plan": None if not plan else ("ok" if plan.get("ok", True) else "conflict"),
+            "pending_reboot": pending,
+            "validation": validation.get("verdict"),
+            "roles": dict((role, {"state": st, "text": detail}) for role, st, detail in cls.role_rows(roles, plan, state)),
+        }
+
+    @staticmethod
+    def overview_line(record):
+        """One line per host: GPUs, driver, plan, changed, pending reboot, validation."""
+        unknown = "?" if record["state"] in ("failed", "unreachable") else "-"
+        pending = ", ".join("%s (%s)" % (r, a) for r, a in sorted(record["pending_reboot"].items())) or "no"
+        return "%s: %s; GPUs %s; driver %s; plan %s; changed %d; pending reboot: %s; validation: %s" % (
+            record["host"], record["text"], unknown if record["gpus"] is None else record["gpus"],
+            record["driver"] or unknown, record["plan"] or unknown, record["changed"], pending,
+            record["validation"] or "not run")
+
+    @staticmethod
+    def fleet_document(records, dry_run):
+        hosts = sorted(records)
+        return {"dry_run": dry_run, "hosts": records,
+                "changed": sum(records[h]["changed"] for h in hosts),
+                "made_outside_check_mode": sum(records[h]["made"] for h in hosts),
+                "failed": [h for h in hosts if records[h]["state"] == "failed"],
+                "unreachable": [h for h in hosts if records[h]["state"] == "unreachable"]}
+
+    @staticmethod
+    def final_line(document):
+        parts = []
+        if document["unreachable"]:
+            parts.append("Unreachable: %s." % ", ".join(document["unreachable"]))
+        if document["failed"]:
+            parts.append("Failed: %s." % ", ".join(document["failed"]))
+        if parts:
+            return " ".join(parts) + " See the errors above."
+        if document["dry_run"]:
+            if document["changed"] == 0:
+                return "Dry run: a run would change nothing on any host; the fleet is converged."
+            return "Dry run: a run would make %d change(s); they were not made." % document["changed"]
+        if document["changed"] == 0:
+            return "No changes on any host: the fleet was already converged."
+        return "%d change(s) made; run again to confirm it converges with zero changes." % document["changed"]
+
+    @staticmethod
+    def role_rows(roles, plan, state):
+        """``(role, state, text)`` per role: what it did, or why it did not run."""
+        plan_roles = plan.get("roles") or {}
+        names = [r for r in roles if r != "(playbook)" and not (r.startswith("(") and not roles[r]["failed"])]
+        names += [r for r in plan_roles if r not in names]
+        rows = []
+        for role in names:
+            counts = roles.get(role)
+            decision = plan_roles.get(role, {})
+            if counts and counts.get("unreachable"):
+                rows.append((role, "unreachable", "UNREACHABLE (%d tasks ran before)" % counts["ok"]))
+            elif counts and (counts["ok"] or counts["failed"]):
+                what = "converged" if not counts["failed"] else "FAILED"
+                rows.append((role, "failed" if counts["failed"] else "ran",
+                             "%s (%d tasks, %d changed)" % (what, counts["ok"], counts["changed"])))
+            elif decision.get("run", True) is False:
+                rows.append((role, "skipped", "skipped: %s" % decision.get("reason")))
+            elif state in ("failed", "unreachable"):
+                rows.append((role, "not_reached", "not reached: the host %s earlier (plan: run)"
+                             % ("failed" if state == "failed" else "was unreachable")))
+            else:
+                rows.append((role, "not_in_playbook", "not in this playbook (plan: run; %s)" % decision.get("reason")))
+        return rows
 
     @staticmethod
     def hardware_lines(gpu, plan):
@@ -169,12 +316,9 @@ class CallbackModule(CallbackBase):
         return lines
 
     @classmethod
-    def host_lines(cls, host, summary, roles, published):
+    def host_lines(cls, host, summary, roles, published, dry_run=False, made=0):
         """Text lines for one host. ``published`` is what site.yml gave set_stats."""
-        changed = summary.get("changed", 0)
-        state = "FAILED" if summary.get("failures") or summary.get("unreachable") else (
-            "converged, nothing changed" if changed == 0 else "%d changed" % changed)
-        lines = ["%s: %s" % (host, state)]
+        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made)[1])]
         published = published or {}
         plan = published.get("plan") or {}
         for line in cls.hardware_lines(published.get("gpu"), plan):
@@ -192,18 +336,6 @@ class CallbackModule(CallbackBase):
         validation = published.get("validate") or {}
         if validation:
             lines.append("  validation: %s" % validation.get("summary"))
-        plan_roles = plan.get("roles") or {}
-        names = [r for r in roles if r != "(playbook)" and not (r.startswith("(") and not roles[r]["failed"])]
-        names += [r for r in plan_roles if r not in names]
-        for role in names:
-            counts = roles.get(role)
-            decision = plan_roles.get(role, {})
-            ran = counts and (counts["ok"] or counts["failed"])
-            if ran:
-                what = "converged" if not counts["failed"] else "FAILED"
-                lines.append("  %-26s %s (%d tasks, %d changed)" % (role, what, counts["ok"], counts["changed"]))
-            elif decision.get("run", True) is False:
-                lines.append("  %-26s skipped: %s" % (role, decision.get("reason")))
-            else:
-                lines.append("  %-26s not in this playbook yet (plan: run; %s)" % (role, decision.get("reason")))
+        for role, dummy, text in cls.role_rows(roles, plan, cls.state_of(summary)[0]):
+            lines.append("  %-26s %s" % (role, text))
         return lines

@@ -19,7 +19,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.capabilit
     int_or_none,
     open_capable,
 )
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import driver_branch
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import adopt, driver_branch
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import branch_of_version, error
 
 # Open kernel modules were first published with the R515 branch; R560 made them the default.
@@ -53,6 +53,13 @@ def decide_driver(ctx):
     loaded = ctx['driver_facts'].get('loaded') is True
     loaded_version = ctx['driver_facts'].get('version')
     loaded_branch = branch_of_version(loaded_version) if loaded else None
+    # Installed counts as well as loaded (a driver installed and pending its reboot keeps its
+    # branch): the reader may add the installed kernel-module packages as driver.installed_packages.
+    try:
+        installed = adopt.installed_driver(ctx['driver_facts'].get('installed_packages'),
+                                           loaded_version if loaded else None)
+    except adopt.AdoptError as exc:
+        raise ValueError('gpuops_gpu.driver.installed_packages: %s' % exc)
     branch_min, branch_max, branch_reason, branch_min_version = branch_range(ctx)
 
     if not required:
@@ -63,7 +70,7 @@ def decide_driver(ctx):
         choice = driver_branch.choose(
             requested=opts['driver_branch'], version=opts['driver_version'],
             version_branch=branch_of_version(opts['driver_version']), upgrade=opts['driver_upgrade'],
-            installed=loaded_branch, installed_version=loaded_version, low=branch_min, high=branch_max,
+            installed=installed['branch'], installed_version=installed['version'], low=branch_min, high=branch_max,
             available=opts['source_branches'])
         modules, modules_reason = decide_modules(ctx, required, choice['value'])
         branch = check_branch(ctx, choice, branch_min, branch_max, branch_reason, modules, branch_min_version)
@@ -89,6 +96,7 @@ def decide_driver(ctx):
         'branch': branch,
         'load_modules': {'value': load[0], 'reason': load[1]},
         'loaded': {'value': loaded, 'version': loaded_version if loaded else None, 'branch': loaded_branch},
+        'installed': installed,
     }
 
 

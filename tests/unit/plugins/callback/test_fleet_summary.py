@@ -1,5 +1,6 @@
 """fleet_summary: the per-host lines built from what site.yml publishes."""
 import importlib.util
+import json
 import os
 
 from ansible_collections.gpuops.dlserver.plugins.callback.fleet_summary import CallbackModule
@@ -35,7 +36,7 @@ def test_hgx_host_lines(tmp_path):
     assert "probe depth: pci" in text
     assert "Fabric Manager" in text
     assert "os_tuning                  converged (30 tasks, 0 changed)" in text
-    assert "nvidia_driver              not in this playbook yet (plan: run;" in text
+    assert "nvidia_driver              not in this playbook (plan: run;" in text
     assert text.count("PCIe Gen") == 8
 
 
@@ -86,3 +87,152 @@ def test_validation_line_is_shown():
     lines = CallbackModule.host_lines("lab-a100", {"changed": 0}, {}, published_data)
     assert "  validation: fail: pcie_link GPU3 (device: cpu)" in lines
     assert not [line for line in CallbackModule.host_lines("h", {"changed": 0}, {}, {}) if "validation" in line]
+
+
+# ---------------------------------------------------------------- whole runs with fake results
+class _Host(object):
+    def __init__(self, name):
+        self.name = name
+
+    def get_name(self):
+        return self.name
+
+
+class _Role(object):
+    def __init__(self, name):
+        self.name = name
+        self._parents = []
+
+    def get_name(self):
+        return "gpuops.dlserver." + self.name
+
+
+class _Task(object):
+    def __init__(self, role=None):
+        self._role = _Role(role) if role else None
+
+
+class _Result(object):
+    def __init__(self, host, role, result=None):
+        self._host = _Host(host)
+        self._task = _Task(role)
+        self._result = result or {}
+
+
+class _Play(object):
+    def __init__(self, check_mode):
+        self.check_mode = check_mode
+
+
+class _Display(object):
+    def __init__(self):
+        self.lines = []
+
+    def banner(self, text):
+        self.lines.append("BANNER " + text)
+
+    def display(self, text):
+        self.lines.append(text)
+
+    def warning(self, text):
+        self.lines.append("WARNING " + text)
+
+
+def _run(tmp_path, events, check=False, published=None):
+    """Feed ``events`` ((kind, host, role, result)) to the callback; return its lines and JSON."""
+    from ansible.executor.stats import AggregateStats
+
+    callback = CallbackModule()
+    callback._display = _Display()
+    path = str(tmp_path / "summary.json")
+    callback.get_option = lambda name: path if name == "json_path" else None
+    callback.v2_playbook_on_play_start(_Play(check))
+    stats = AggregateStats()
+    for kind, host, role, result in events:
+        res = _Result(host, role, result)
+        if kind == "ok":
+            callback.v2_runner_on_ok(res)
+            stats.increment("ok", host)
+            if res._result.get("changed"):
+                stats.increment("changed", host)
+        elif kind == "failed":
+            callback.v2_runner_on_failed(res)
+            stats.increment("failures", host)
+        elif kind == "unreachable":
+            callback.v2_runner_on_unreachable(res)
+            stats.increment("dark", host)
+    for host, data in (published or {}).items():
+        stats.update_custom_stats("gpuops_summary", data, host)
+    callback.v2_playbook_on_stats(stats)
+    with open(path) as handle:
+        return callback._display.lines, json.load(handle)
+
+
+def _plan_run_all():
+    roles = dict((r, {"run": True, "reason": "GPUs present"}) for r in ("os_tuning", "nvidia_driver", "gpu_validate"))
+    return {"plan": {"ok": True, "host": {"gpu_count": 8}, "roles": roles},
+            "gpu": {"gpu_count": 8, "driver": {"loaded": True, "version": "580.95.05"}}}
+
+
+def test_unreachable_failed_and_not_reached_are_told_apart(tmp_path):
+    reboot = {"pending": {"nvidia_driver": {"action": "deferred", "reason": "driver change"}}, "roles": {}}
+    events = [
+        ("ok", "gpu-a", "os_tuning", {"changed": True}),
+        ("ok", "gpu-a", "nvidia_driver", {"changed": False, "ansible_facts": {"gpuops_reboot": reboot}}),
+        ("ok", "gpu-b", "os_tuning", {}),
+        ("failed", "gpu-b", "os_tuning", {"msg": "boom"}),
+        ("unreachable", "gpu-c", None, {"msg": "ssh: no route"}),
+    ]
+    published = {"gpu-a": _plan_run_all(), "gpu-b": _plan_run_all()}
+    lines, doc = _run(tmp_path, events, published=published)
+    assert lines[0] == "BANNER GPUOPS FLEET SUMMARY"
+    # one line per host before the detail
+    assert lines[1] == ("gpu-a: 1 changed; GPUs 8; driver 580.95.05; plan ok; changed 1; "
+                        "pending reboot: nvidia_driver (deferred); validation: not run")
+    assert lines[2].startswith("gpu-b: FAILED; GPUs 8;")
+    assert lines[3] == ("gpu-c: UNREACHABLE; GPUs ?; driver ?; plan ?; changed 0; pending reboot: no; "
+                        "validation: not run")
+    text = "\n".join(lines)
+    assert "  nvidia_driver              not reached: the host failed earlier (plan: run)" in text
+    block_b = text[text.index("\ngpu-b: FAILED\n"):text.index("\ngpu-c: UNREACHABLE\n")]
+    assert "not in this playbook" not in block_b and "gpu_validate               not reached" in block_b
+    assert "  gpu_validate               not in this playbook (plan: run; GPUs present)" in text
+    assert lines[-1] == "Unreachable: gpu-c. Failed: gpu-b. See the errors above."
+    assert doc["failed"] == ["gpu-b"] and doc["unreachable"] == ["gpu-c"] and doc["dry_run"] is False
+    assert doc["hosts"]["gpu-b"]["roles"]["gpu_validate"]["state"] == "not_reached"
+    assert doc["hosts"]["gpu-a"]["pending_reboot"] == {"nvidia_driver": "deferred"}
+    assert doc["hosts"]["gpu-c"]["state"] == "unreachable"
+
+
+def test_dry_run_says_so_and_a_converged_fleet_predicts_nothing(tmp_path):
+    events = [("ok", "gpu-a", "os_tuning", {"changed": False}), ("ok", "gpu-a", "nvidia_driver", {})]
+    lines, doc = _run(tmp_path, events, check=True, published={"gpu-a": _plan_run_all()})
+    assert lines[0] == "BANNER GPUOPS FLEET SUMMARY (DRY RUN)"
+    assert lines[1].startswith("gpu-a: converged: a run would change nothing; GPUs 8;")
+    assert lines[-1] == "Dry run: a run would change nothing on any host; the fleet is converged."
+    assert doc["dry_run"] is True and doc["changed"] == 0
+
+
+def test_dry_run_with_predicted_changes(tmp_path):
+    lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {"changed": True})], check=True)
+    assert "1 change(s) a run would make (dry run: not made)" in lines[1]
+    assert lines[-1] == "Dry run: a run would make 1 change(s); they were not made."
+
+
+def test_dry_run_tells_changes_made_outside_check_mode(tmp_path):
+    # playbooks/probe.yml writes its report on the controller (a task outside check mode)
+    callback = CallbackModule()
+    res = _Result("localhost", None, {"changed": True})
+    res._task_fields = {"check_mode": False}
+    callback.dry_run = True
+    callback.v2_runner_on_ok(res)
+    record = CallbackModule.host_record("localhost", {"changed": 1}, callback.roles["localhost"], None, None, True,
+                                        callback.made["localhost"])
+    assert record["text"] == "converged: a run would change nothing; 1 change(s) made outside check mode"
+    assert record["changed"] == 0 and record["made"] == 1
+
+
+def test_json_path_unset_writes_nothing(tmp_path):
+    callback = CallbackModule()
+    callback.get_option = lambda name: None
+    assert callback._json_path() is None

@@ -39,6 +39,8 @@ BAD = {
     "parse_nvidia_topo": (("this is not a topology matrix\n",), "GPU"),
     "prometheus_config": (("not a dict",), "prometheus"),
     "prometheus_targets": (("not hostvars", ["gpu1"], "gpu_nodes"), "prometheus_targets"),
+    "probe_fleet": (({}, "gpu-01"), "probe_fleet"),
+    "probe_report": ((None, "gpu-01"), "probe_report"),
     "python_stack_status": (("not a plan",), "python_stack_status"),
     "reboot_request": (({}, "os_tuning", {"action": "later"}), "reboot_request"),
     "reboot_served": (("not a request",), "reboot_served"),

@@ -1,0 +1,151 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Adopt, don't disturb: who installed what a role would manage, and whether the role may touch it.
+
+A driver, container toolkit, DCGM or Python environment that the collection did not install is
+reported and left alone unless the user consents (``<role>_adopt: true``); what the collection
+installed (or what came from the very source the role uses, installed by hand) is managed, and
+an installed driver keeps its version unless the inventory asks for another (the plan's branch
+rule, ``plan/driver_branch.py``).
+
+The readers (the probe, a role's facts module) hand in what they saw; these functions decide.
+Pure functions, standard library only, Python 3.8+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import branch_of_version
+
+# Who installed the driver.
+NONE = 'none'
+COLLECTION = 'collection'
+SAME_SOURCE = 'same_source'
+RUNFILE = 'runfile'
+OTHER_REPOSITORY = 'other_repository'
+DISTRIBUTION = 'distribution'
+UNKNOWN = 'unknown'
+
+SOURCES = ('cuda_repo', 'distro')
+ORIGINS = ('cuda_repo', 'distro', 'other')
+ACTIONS = ('install', 'manage', 'adopt', 'leave')
+# A driver package's version: [epoch:]upstream[-revision] (dpkg) or upstream[-release] (rpm).
+_PACKAGE_VERSION = re.compile(r'(?:\d+:)?(\d{3,4}(?:\.\d+){1,2})(?:-[A-Za-z0-9.+~_]+)?')
+
+
+class AdoptError(ValueError):
+    """What a reader handed in is of the wrong shape."""
+
+
+def _bool(value, name):
+    if not isinstance(value, bool):
+        raise AdoptError('adopt: %s must be true or false, got %r' % (name, value))
+    return value
+
+
+def installed_driver(packages, loaded_version=None):
+    """``{version, branch, loaded}`` of the driver on the host: the loaded one, else the installed package's.
+
+    ``packages``: ``{name: version}`` of the driver's kernel-module packages installed (dpkg/rpm state:
+    installed counts even when the module is not loaded yet, e.g. pending a reboot). Epochs and
+    package revisions are dropped (``1:580.95.05-1`` is 580.95.05).
+    """
+    if packages is None:
+        packages = {}
+    if not isinstance(packages, dict):
+        raise AdoptError('adopt: the installed driver packages must be a dict of name: version, got %r' % (packages,))
+    if loaded_version:
+        return {'version': str(loaded_version), 'branch': branch_of_version(loaded_version), 'loaded': True}
+    found = []
+    for name in sorted(packages):
+        version = packages[name]
+        match = _PACKAGE_VERSION.fullmatch(version) if isinstance(version, str) else None
+        if not match:
+            raise AdoptError('adopt: package %s has no driver version (%r)' % (name, version))
+        found.append(match.group(1))
+    if not found:
+        return {'version': None, 'branch': None, 'loaded': False}
+    newest = sorted(found, key=lambda v: [int(p) if p.isdigit() else 0 for p in v.split('.')])[-1]
+    return {'version': newest, 'branch': branch_of_version(newest), 'loaded': False}
+
+
+def driver_owner(evidence, source):
+    """``{owner, reason}``: who installed the driver on the host.
+
+    ``evidence``: ``runfile`` (bool: /usr/bin/nvidia-installer or /var/log/nvidia-installer.log
+    present), ``origins`` (the repositories the installed driver packages come from: ``cuda_repo``,
+    ``distro`` or ``other``), ``marker`` (bool: the collection's record of its driver install),
+    ``loaded`` (bool: a driver is loaded). ``source``: nvidia_driver_source.
+    """
+    if not isinstance(evidence, dict):
+        raise AdoptError('adopt: the driver evidence must be a dict, got %r' % (evidence,))
+    if source not in SOURCES:
+        raise AdoptError('adopt: nvidia_driver_source must be one of %s, got %r' % (', '.join(SOURCES), source))
+    runfile = _bool(evidence.get('runfile', False), 'runfile')
+    marker = _bool(evidence.get('marker', False), 'marker')
+    loaded = _bool(evidence.get('loaded', False), 'loaded')
+    origins = evidence.get('origins') or []
+    if not isinstance(origins, list) or any(o not in ORIGINS for o in origins):
+        raise AdoptError('adopt: origins must be a list of %s, got %r' % (', '.join(ORIGINS), origins))
+    if runfile:
+        return {'owner': RUNFILE, 'reason': "NVIDIA's .run installer put the driver here (nvidia-installer)"}
+    if origins and marker:
+        return {'owner': COLLECTION, 'reason': 'installed by this collection'}
+    if origins and set(origins) == {source}:
+        return {'owner': SAME_SOURCE, 'reason': 'installed from %s, the source the role uses' % _source_text(source)}
+    if 'other' in origins:
+        return {'owner': OTHER_REPOSITORY, 'reason': 'installed from a repository the role does not use'}
+    if origins:
+        return {'owner': DISTRIBUTION if 'distro' in origins else OTHER_REPOSITORY,
+                'reason': 'installed from %s, while nvidia_driver_source is %s'
+                          % (_source_text(origins[0]), source)}
+    if loaded:
+        return {'owner': UNKNOWN, 'reason': 'a driver is loaded that no package of the host carries (built by hand?)'}
+    return {'owner': NONE, 'reason': 'no NVIDIA driver is installed'}
+
+
+def _source_text(origin):
+    return {'cuda_repo': "NVIDIA's CUDA repository", 'distro': "the distribution's packages"}.get(
+        origin, 'another repository')
+
+
+def decide(role, what, owner, owner_reason, adopt):
+    """``{action, owner, reason}``: what ``role`` does with ``what`` that ``owner`` installed.
+
+    ``install`` (nothing there), ``manage`` (the collection's, or from the role's own source: its
+    version is kept unless the inventory asks), ``adopt`` (someone else's, the user consented with
+    ``<role>_adopt``), ``leave`` (someone else's, no consent: reported, not touched).
+    """
+    adopt = _bool(adopt, '%s_adopt' % role)
+    if owner == NONE:
+        return {'action': 'install', 'owner': owner, 'reason': '%s: %s is not installed' % (owner_reason, what)}
+    if owner in (COLLECTION, SAME_SOURCE):
+        return {'action': 'manage', 'owner': owner,
+                'reason': '%s %s; its version is kept unless the inventory asks for another' % (what, owner_reason)}
+    if adopt:
+        return {'action': 'adopt', 'owner': owner,
+                'reason': '%s %s; %s_adopt is true: the role takes it over' % (what, owner_reason, role)}
+    return {'action': 'leave', 'owner': owner,
+            'reason': '%s %s: left alone (set %s_adopt: true to let the role take it over)' % (what, owner_reason, role)}
+
+
+def driver(evidence, source, adopt):
+    """The driver role's adoption decision from the reader's evidence (``driver_owner``)."""
+    found = driver_owner(evidence, source)
+    return decide('nvidia_driver', 'the NVIDIA driver', found['owner'], found['reason'], adopt)
+
+
+def component(role, what, installed, marker, adopt):
+    """A component the collection marks when it installs it (container toolkit, DCGM, a Python
+    environment at the role's prefix): ``installed`` without the ``marker`` is someone else's."""
+    installed = _bool(installed, 'installed')
+    marker = _bool(marker, 'marker')
+    if not installed:
+        return decide(role, what, NONE, 'nothing found', adopt)
+    if marker:
+        return decide(role, what, COLLECTION, 'installed by this collection', adopt)
+    return decide(role, what, UNKNOWN, 'is installed, not by this collection (no marker)', adopt)

@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Adopt, don't disturb (plugins/module_utils/plan/adopt.py) and the plan's installed driver."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import adopt
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'data')
+with open(os.path.join(DATA, 'adopt_cases.yml')) as _handle:
+    CASES = yaml.safe_load(_handle)
+
+
+@pytest.mark.parametrize('case', CASES['driver'], ids=[c['name'] for c in CASES['driver']])
+def test_driver(case):
+    result = adopt.driver(case['evidence'], case['source'], case['adopt'])
+    assert result['action'] == case['expect']['action']
+    assert result['owner'] == case['expect']['owner']
+    for text in case['expect'].get('reason_has') or []:
+        assert text in result['reason']
+
+
+@pytest.mark.parametrize('case', CASES['installed'], ids=[c['name'] for c in CASES['installed']])
+def test_installed_driver(case):
+    assert adopt.installed_driver(case['packages'], case['loaded']) == case['expect']
+
+
+@pytest.mark.parametrize('case', CASES['component'], ids=['%s-%s' % (c['role'], c['expect']) for c in CASES['component']])
+def test_component(case):
+    result = adopt.component(case['role'], 'it', case['installed'], case['marker'], case['adopt'])
+    assert result['action'] == case['expect']
+    if case['expect'] == 'leave':
+        assert '%s_adopt: true' % case['role'] in result['reason']
+
+
+@pytest.mark.parametrize('case', CASES['bad'], ids=[c['error'] for c in CASES['bad']])
+def test_bad_input(case):
+    with pytest.raises(adopt.AdoptError, match=case['error']):
+        getattr(adopt, case['call'])(*case['args'])
+
+
+def _facts(installed_packages=None, loaded=None):
+    with open(os.path.join(DATA, 'plan_dgx_a100.yml')) as handle:
+        facts = yaml.safe_load(handle)['facts']
+    facts['driver'] = {'loaded': bool(loaded), 'version': loaded}
+    if installed_packages is not None:
+        facts['driver']['installed_packages'] = installed_packages
+    return facts
+
+
+def test_an_installed_driver_pending_its_reboot_keeps_its_branch():
+    plan = build_plan(_facts({'nvidia-kernel-dkms': '570.195.03-1'}), {'in_container': True,
+                                                                       'source_branches': [570, 580]})
+    branch = plan['driver']['branch']
+    assert branch['value'] == 570 and branch['from'] == 'installed'
+    assert '570.195.03' in branch['reason']
+    assert plan['driver']['installed'] == {'version': '570.195.03', 'branch': 570, 'loaded': False}
+
+
+def test_without_an_installed_driver_the_newest_branch_is_taken():
+    plan = build_plan(_facts({}), {'in_container': True, 'source_branches': [570, 580]})
+    assert plan['driver']['branch']['value'] == 580 and plan['driver']['branch']['from'] == 'newest_supported'
+
+
+def test_the_inventory_still_decides():
+    plan = build_plan(_facts({'nvidia-kernel-dkms': '570.195.03-1'}), {'in_container': True, 'driver_upgrade': True,
+                                                                       'source_branches': [570, 580]})
+    assert plan['driver']['branch']['value'] == 580
+
+
+def test_malformed_installed_packages_fail_naming_the_fact():
+    with pytest.raises(ValueError, match='installed_packages'):
+        build_plan(_facts(['nvidia-kernel-dkms']), {'in_container': True})

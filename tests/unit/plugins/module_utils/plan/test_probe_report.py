@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The read-only fleet report of playbooks/probe.yml (plugins/module_utils/plan/probe_report.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import ROLES
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.probe_report import (
+    ReportError,
+    fleet_report,
+    host_report,
+    pending_reboots,
+)
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'data')
+with open(os.path.join(DATA, 'probe_report_cases.yml')) as _handle:
+    CASES = yaml.safe_load(_handle)
+
+
+def _plan(name, options):
+    with open(os.path.join(DATA, name)) as handle:
+        facts = yaml.safe_load(handle)['facts']
+    return build_plan(facts, dict(options, in_container=True))
+
+
+@pytest.mark.parametrize('case', CASES['cases'], ids=[c['name'] for c in CASES['cases']])
+def test_host_report(case):
+    report = host_report('h1', _plan(case['facts'], case['options']), case['resolved'], case.get('marker'))
+    expect = case['expect']
+    assert report['host'] == 'h1'
+    assert sorted(report['roles']) == sorted(ROLES)
+    assert report['changes'] == expect['changes']
+    driver = report['roles']['nvidia_driver']
+    for key, value in expect['driver_role'].items():
+        assert driver[key] == value, key
+    for text in expect.get('reason_has') or []:
+        assert text in driver['reason']
+    assert report['reboot']['roles'] == expect['would_reboot']
+    assert report['reboot']['would_follow'] is bool(expect['would_reboot'])
+    assert report['reboot']['pending'] == expect.get('pending', {})
+    fleet = fleet_report({'h1': report}, ['h1'])
+    if 'line' in expect:
+        assert fleet['table'][0] == expect['line']
+    for text in expect.get('line_has') or []:
+        assert text in fleet['table'][0]
+
+
+@pytest.mark.parametrize('case', CASES['bad'], ids=[c['name'] for c in CASES['bad']])
+def test_bad_input(case):
+    with pytest.raises(ReportError, match=case['error']):
+        host_report(case['host'], case['plan'], case['resolved'], case['marker'])
+
+
+def test_roles_not_inspected_say_so():
+    report = host_report('h1', _plan('plan_dgx_a100.yml', {}), None)
+    assert report['roles']['os_tuning']['change'] is None
+    assert 'not inspected' in report['roles']['os_tuning']['reason']
+    assert 'os_tuning' in report['not_inspected']
+
+
+def test_fleet_names_hosts_without_a_report():
+    report = host_report('h1', _plan('plan_cpu_only.yml', {}), None)
+    fleet = fleet_report({'h1': report, 'h2': None}, ['h1', 'h2'])
+    assert fleet['missing'] == ['h2']
+    assert list(fleet['hosts']) == ['h1']
+    assert 'h2: NO REPORT (the host failed or was unreachable' in fleet['table'][-1]
+    assert len([line for line in fleet['table'] if line.startswith('  ')]) == len(ROLES)
+    # a report published under another host's name is not taken for this host
+    assert fleet_report({'h2': report}, ['h2'])['missing'] == ['h2']
+
+
+def test_fleet_bad_input():
+    with pytest.raises(ReportError, match='hosts must be a list'):
+        fleet_report({}, 'h1')
+    with pytest.raises(ReportError, match='reports must be a dict'):
+        fleet_report(['h1'], ['h1'])
+
+
+def test_marker_lines_need_the_full_shape():
+    assert pending_reboots('nvidia_driver: x\nBAD LINE: y\n') == {'nvidia_driver': 'x'}
+    assert pending_reboots('') == {}
