@@ -16,9 +16,6 @@ import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLAYBOOKS = os.path.join(REPO, "playbooks")
-sys.path.insert(0, os.path.join(REPO, "tests", "doubles"))
-import fake_kube_apiserver as fake  # noqa: E402
-
 REBOOTING_ROLES = {"gpuops.dlserver.os_tuning", "gpuops.dlserver.nvidia_driver"}
 
 
@@ -136,7 +133,7 @@ def cluster(tmp_path):
                              "--objects", str(tmp_path / "objects.json"), "--url-file", str(url_file),
                              "--lifetime", "120"])
     try:
-        for _ in range(100):
+        for _attempt in range(100):
             if url_file.exists():
                 break
             time.sleep(0.1)
