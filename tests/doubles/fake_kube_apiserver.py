@@ -10,12 +10,23 @@ dryRun (what kubernetes.core sends in check mode) answer without storing. Its on
 behaviour: a Deployment reports all replicas ready, and a Volcano Job completes at once with all
 its replicas succeeded unless its first container image contains "never-schedules" (then it
 stays Pending, as a gang that cannot be placed). resourceVersion changes only when an object does.
+
+For kubernetes.core.k8s_drain (playbooks/rolling_driver_upgrade.yml, molecule scenario
+rolling_upgrade): a Node always has a ``spec``; cordon is the PATCH of ``spec.unschedulable``;
+pods are listed with a field selector of the form ``a.b=v`` (``spec.nodeName=gpu-01``); the
+``eviction`` subresource of a pod (POST) deletes the pod at once (no PodDisruptionBudget, no
+grace period). Run on its own (``python3 fake_kube_apiserver.py --bind ADDR --objects FILE
+--url-file FILE --lifetime SECONDS``) it serves the objects of a JSON file until the lifetime
+is over, then exits: a lab scenario starts it on the controller and reads its state over HTTP.
 """
 
+import argparse
 import copy
 import itertools
 import json
+import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -74,6 +85,8 @@ class FakeCluster(object):
                                  obj['spec'].get('minAvailable', total)}
 
     def put(self, group, version, plural, namespace, obj, existing=None, dry_run=False):
+        if obj.get('kind') == 'Node':
+            obj.setdefault('spec', {})
         meta = obj.setdefault('metadata', {})
         if namespace:
             meta['namespace'] = namespace
@@ -98,6 +111,13 @@ class FakeCluster(object):
 
     def get(self, group, plural, namespace, name):
         return self.objects.get((group, plural, namespace or None, name))
+
+
+def _field(obj, path):
+    """The value at a dotted ``path`` of ``obj`` (None when absent), as text for comparison."""
+    for key in path.split('.'):
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return None if obj is None else str(obj)
 
 
 def _discovery_resources(group, version):
@@ -145,6 +165,7 @@ def make_handler(cluster):
                 namespace, rest = rest[1], rest[2:]
             plural = rest[0] if rest else None
             name = rest[1] if len(rest) > 1 else None
+            self.subresource = rest[2] if len(rest) > 2 else None
             return parts, group, version, namespace, plural, name, query
 
         def do_GET(self):  # noqa: N802
@@ -177,17 +198,26 @@ def make_handler(cluster):
                     obj = cluster.get(group, plural, namespace, name)
                     return self._send(200, obj) if obj else self._not_found(name)
                 selector = dict(s.split('=', 1) for s in (query.get('labelSelector', [''])[0].split(',')) if '=' in s)
+                fields = dict(s.split('=', 1) for s in (query.get('fieldSelector', [''])[0].split(',')) if '=' in s)
                 items = [copy.deepcopy(o) for (g, p, ns, _n), o in sorted(cluster.objects.items(), key=lambda i: str(i[0]))
                          if g == group and p == plural and (namespace is None or ns == namespace)
-                         and all((o['metadata'].get('labels') or {}).get(k) == v for k, v in selector.items())]
+                         and all((o['metadata'].get('labels') or {}).get(k) == v for k, v in selector.items())
+                         and all(_field(o, k) == v for k, v in fields.items())]
                 kind = kinds[(group, plural)][1]
                 return self._send(200, {'kind': kind + 'List', 'apiVersion': '/'.join(filter(None, [group, version])),
                                         'metadata': {'resourceVersion': str(next(cluster.counter))}, 'items': items})
 
         def do_POST(self):  # noqa: N802
             cluster.requests.append(('POST', self.path))
-            _parts, group, version, namespace, plural, _name, query = self._route()
+            _parts, group, version, namespace, plural, name, query = self._route()
             body = self._body()
+            if plural == 'pods' and self.subresource == 'eviction':
+                with cluster.lock:
+                    key = (group, plural, namespace or None, name)
+                    pod = cluster.objects.get(key) if 'dryRun' in query else cluster.objects.pop(key, None)
+                if not pod:
+                    return self._not_found(name)
+                return self._send(201, {'kind': 'Status', 'apiVersion': 'v1', 'status': 'Success', 'code': 201})
             with cluster.lock:
                 if cluster.get(group, plural, namespace, body['metadata']['name']):
                     return self._send(409, {'kind': 'Status', 'apiVersion': 'v1', 'status': 'Failure',
@@ -230,8 +260,36 @@ def make_handler(cluster):
     return Handler
 
 
-def serve(cluster):
-    """Start the double on a free local port; returns (server, url). Stop with server.shutdown()."""
-    server = ThreadingHTTPServer(('127.0.0.1', 0), make_handler(cluster))
+def serve(cluster, address='127.0.0.1'):
+    """Start the double on a free port of ``address``; returns (server, url). Stop with server.shutdown()."""
+    server = ThreadingHTTPServer((address, 0), make_handler(cluster))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, 'http://127.0.0.1:%d' % server.server_address[1]
+    return server, 'http://%s:%d' % (address, server.server_address[1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description='TEST DOUBLE of a Kubernetes API server (see the module text).')
+    parser.add_argument('--bind', default='127.0.0.1', help='address to listen on (a free port is chosen)')
+    parser.add_argument('--objects', help='JSON file: a list of objects (kind, apiVersion, metadata...) to start with')
+    parser.add_argument('--url-file', required=True, help='where to write the URL it serves, once it listens')
+    parser.add_argument('--lifetime', type=int, default=1800, help='seconds to serve before exiting (bounded)')
+    args = parser.parse_args(argv)
+    cluster = FakeCluster()
+    plurals = dict(((g, k), (v, p, n)) for (g, v), items in RESOURCES.items() for p, k, n in items)
+    if args.objects:
+        with open(args.objects) as fh:
+            for obj in json.load(fh):
+                group = obj['apiVersion'].rpartition('/')[0]
+                version, plural, namespaced = plurals[(group, obj['kind'])]
+                cluster.put(group, version, plural, obj['metadata'].get('namespace') if namespaced else None, obj)
+    server, url = serve(cluster, args.bind)
+    with open(args.url_file + '.tmp', 'w') as fh:
+        fh.write(url + '\n')
+    os.replace(args.url_file + '.tmp', args.url_file)
+    time.sleep(max(args.lifetime, 1))
+    server.shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

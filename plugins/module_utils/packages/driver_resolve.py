@@ -206,6 +206,8 @@ def status_record(inp, plat, plan, pk, result, files, ctx):
         'required': True, 'reason': plan['driver']['reason'], 'in_container': plan['host']['in_container'],
         'load_modules': {'value': load, 'reason': load_reason},
         'source': inp['source'], 'branch': branch, 'version': result['target'],
+        # every driver version the repository carries (newest first): what a rollback can go back to
+        'repository_versions': result.get('carried', []),
         'kernel_modules': plan['driver']['kernel_modules'],
         'repository': {
             'description': ctx['repo_text'],

@@ -326,7 +326,8 @@ def decide(request, versions, installed):
     change = bool(pinned) and any(installed.get(n, {}).get('version') != v for n, v in pinned.items())
     return {'target': target, 'installed_version': have_up, 'keep': keep, 'pinned': pinned, 'change': change,
             'held': sorted(n for n in pinned if installed.get(n, {}).get('held')),
-            'branches': summary['branches'], 'common': summary['common'], 'problems': problems}
+            'branches': summary['branches'], 'common': summary['common'],
+            'carried': list(summary['full'].get(first, {})) if first else [], 'problems': problems}
 
 
 def install_names(pinned, other, backend):

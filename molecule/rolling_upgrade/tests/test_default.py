@@ -1,0 +1,72 @@
+"""Verify playbooks/rolling_driver_upgrade.yml after side_effect: roll-a upgraded to 580.105.08,
+validated, uncordoned and resumed; roll-b failed validation (GPU3 trained at x8 in its fixture),
+was rolled back to 580.95.05 and held, and stays cordoned in the TEST DOUBLE of the Kubernetes
+API (the lab has no cluster); the run stopped at roll-b and said why.
+
+Expectations are written here, never read from the playbook's own records."""
+
+import json
+import os
+import urllib.request
+
+import pytest
+
+OLD, NEW = "580.95.05", "580.105.08"
+SUFFIX = "-1+gpuops.testdouble"
+EPH = os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "")
+
+
+def read(name):
+    with open(os.path.join(EPH, name)) as handle:
+        return handle.read()
+
+
+def api(path):
+    with urllib.request.urlopen(read("kube-url").strip() + path, timeout=10) as answer:
+        return json.load(answer)
+
+
+def node_name(host):
+    return host.backend.get_hostname()
+
+
+def test_the_run_stopped_at_roll_b_and_said_why():
+    out = read("rolling.out")
+    assert "rolling driver upgrade stopped at roll-b" in out
+    assert "validation failed on driver %s" % NEW in out
+    assert "PCIe Gen4 x8, expected Gen4 x16" in out
+    assert "rolled back to the previous version %s" % OLD in out
+    assert "Kubernetes node roll-b stays cordoned" in out
+    assert "roll-a: uncordon - driver %s validated" % NEW in out
+    assert "finished: every host passed validation" not in out
+
+
+def test_driver_version_and_hold(host):
+    want = NEW if node_name(host) == "roll-a" else OLD
+    pkg = host.package("nvidia-driver-cuda")
+    assert pkg.is_installed and pkg.version == want + SUFFIX
+    held = host.check_output("dpkg --get-selections nvidia-driver-cuda")
+    assert held.split() == ["nvidia-driver-cuda", "hold"]
+
+
+def test_status_file_names_the_version_and_what_the_repository_carries(host):
+    status = json.loads(host.file("/etc/gpuops/nvidia_driver.json").content_string)
+    assert status["version"] == (NEW if node_name(host) == "roll-a" else OLD)
+    assert set(status["repository_versions"]) >= {OLD, NEW}
+
+
+def test_cordon_in_the_api_double(host):
+    node = api("/api/v1/nodes/%s" % node_name(host))
+    assert bool(node["spec"].get("unschedulable")) is (node_name(host) == "roll-b")
+
+
+def test_drain_evicted_the_workload_and_left_the_daemonset_pod(host):
+    name = node_name(host)
+    pods = api("/api/v1/pods?fieldSelector=spec.nodeName%3D" + name)["items"]
+    assert [p["metadata"]["name"] for p in pods] == ["dcgm-exporter-" + name]
+
+
+@pytest.mark.parametrize("mark", ["/run/gpuops-scenario-drained", "/run/gpuops-scenario-resumed"])
+def test_hooks(host, mark):
+    expected = node_name(host) == "roll-a" or mark.endswith("drained")
+    assert host.file(mark).exists is expected

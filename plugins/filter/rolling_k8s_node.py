@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter gpuops.dlserver.rolling_k8s_node: whether the rolling driver upgrade drains a host as a
+Kubernetes node, and under which name. The code is ``plugins/module_utils/plan/rollback.py``."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: rolling_k8s_node
+author: gpuops.dlserver contributors
+version_added: 0.1.0
+short_description: Whether a host is a Kubernetes node to cordon and drain, and its node name
+description:
+  - Used by C(playbooks/rolling_driver_upgrade.yml). A host is drained when the inventory names its
+    node (C(gpuops_k8s_node_name)) or puts it in the Kubernetes group; the node name is
+    C(gpuops_k8s_node_name), else the host's name as the system reports it.
+  - The name must be a Kubernetes node name (RFC 1123, fully matched); anything else fails naming
+    C(gpuops_k8s_node_name).
+positional: _input, hostname, in_k8s_group
+options:
+  _input:
+    description: C(gpuops_k8s_node_name) from the inventory (C("") when unset).
+    type: str
+    required: true
+  hostname:
+    description: The host's name as the system reports it (C(ansible_facts.hostname)).
+    type: str
+    required: true
+  in_k8s_group:
+    description: Whether the host is in the inventory group of Kubernetes nodes.
+    type: bool
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Name the host's Kubernetes node
+  ansible.builtin.debug:
+    msg: "{{ '' | gpuops.dlserver.rolling_k8s_node('gpu-07', true) }}"
+  # drain: true, name: gpu-07, reason: "Kubernetes node gpu-07 (from the host's name)"
+"""
+
+RETURN = r"""
+_value:
+  description: C(drain) (bool), C(name) and C(reason).
+  type: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.rollback import k8s_node
+
+
+def rolling_k8s_node(node_name, hostname, in_k8s_group):
+    try:
+        return k8s_node(node_name, hostname, bool(in_k8s_group))
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('gpuops.dlserver.rolling_k8s_node: %s' % exc)
+
+
+class FilterModule(object):
+    """gpuops.dlserver.rolling_k8s_node."""
+
+    def filters(self):
+        return {'rolling_k8s_node': rolling_k8s_node}
