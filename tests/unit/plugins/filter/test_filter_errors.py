@@ -31,6 +31,8 @@ BAD = {
     "cuda_repository": (({"gpuops_cuda_repo_base_url": "http://x/\nSigned-By: /tmp/k"},
                          {"distribution": "Debian", "distribution_major_version": "12", "architecture": "x86_64"}),
                         "gpuops_cuda_repo"),
+    "cuda_toolkit_plan": (({"source": "cuda_repo", "versions": ["12.4\n"], "default": "", "driver_compat": "minor",
+                            "status_file": "/etc/gpuops/cuda_toolkit.json"}, {}, {}, []), "cuda_toolkit_versions"),
     "dcgm_exporter_config": ((["not", "a", "dict"], {}), "inputs"),
     "dcgm_exporter_verify": (("DCGM_FI_DEV_GPU_TEMP 1\n", "DCGM_FI_DEV_GPU_TEMP"), "expected"),
     "gpu_plan": (("not facts",), "gpu_plan"),
