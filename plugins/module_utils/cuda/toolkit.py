@@ -269,7 +269,8 @@ def nccl(source, default, inputs):
     if source == 'distro':
         return {'packages': list(NCCL_PACKAGES), 'version': None,
                 'reason': "the distribution's NCCL, built for its nvidia-cuda-toolkit"}
-    pattern = '*+cuda%s' % dotted(default)
+    # '*' after it too: a site's rebuilt mirror (and the lab's double) may append a local suffix.
+    pattern = '*+cuda%s*' % dotted(default)
     return {'packages': list(NCCL_PACKAGES), 'version': pattern,
             'reason': 'the NCCL build for the default toolkit CUDA %s (package version %s); NCCL is one package '
                       'per host' % (dotted(default), pattern)}
@@ -335,8 +336,9 @@ def plan(inputs, platform, driver, installed, gpu_count=0, in_container=False):
         install += [p for p in packages(source, pair, inputs) if p not in install]
     remove, unlisted, removal_reason = removals(source, pairs, installed, inputs)
     profile, ldconf = environment(source, default)
+    # priority major*10+minor in the cuda alternative: in auto mode the newest toolkit wins.
     toolkits = [{'version': dotted(p), 'home': home(source, p), 'nvcc': nvcc(source, p),
-                 'packages': packages(source, p, inputs), 'priority': p[0] * 100 + p[1]} for p in pairs]
+                 'packages': packages(source, p, inputs), 'priority': p[0] * 10 + p[1]} for p in pairs]
     return {
         'source': source,
         'toolkits': toolkits,

@@ -33,6 +33,7 @@ BAD = {
                         "gpuops_cuda_repo"),
     "cuda_toolkit_plan": (({"source": "cuda_repo", "versions": ["12.4\n"], "default": "", "driver_compat": "minor",
                             "status_file": "/etc/gpuops/cuda_toolkit.json"}, {}, {}, []), "cuda_toolkit_versions"),
+    "cuda_toolkit_verify": (("not registered results", {}), "cuda_toolkit_verify"),
     "dcgm_exporter_config": ((["not", "a", "dict"], {}), "inputs"),
     "dcgm_exporter_verify": (("DCGM_FI_DEV_GPU_TEMP 1\n", "DCGM_FI_DEV_GPU_TEMP"), "expected"),
     "gpu_plan": (("not facts",), "gpu_plan"),
