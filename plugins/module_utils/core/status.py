@@ -166,8 +166,7 @@ def cuda_toolkit(parts):
         "toolkits": [dict((k, t.get(k)) for k in ("version", "home", "packages")) for t in resolved.get("toolkits") or []],
         "default": resolved.get("default"),
         "nccl": resolved.get("nccl"),
-        "removed": resolved.get("remove", []),
-        "unlisted": resolved.get("unlisted"),
+        "unlisted": dict((k, v) for k, v in (resolved.get("unlisted") or {}).items() if k != "versions"),
         "driver_compatibility": resolved.get("compatibility", {}),
         "verify": verified,
     }

@@ -277,9 +277,11 @@ def nccl(source, default, inputs):
 
 
 def removals(source, pairs, installed, inputs):
-    """Toolkits of NVIDIA's repository installed here but no longer listed, and their packages."""
+    """(packages to remove, unlisted versions found, the record): toolkits of NVIDIA's repository
+    installed here but no longer listed. The record holds only what stays true after the run
+    (the versions kept, or that unlisted ones are removed), so a second run rewrites nothing."""
     if source != 'cuda_repo':
-        return [], [], 'the distro source installs one toolkit'
+        return [], [], {'kept': [], 'reason': 'the distro source installs one toolkit'}
     found = set()
     names = sorted(installed or [])
     for name in names:
@@ -287,14 +289,13 @@ def removals(source, pairs, installed, inputs):
         if match:
             found.add((int(match.group(1)), int(match.group(2))))
     extra = sorted(found - set(pairs))
-    if not extra:
-        return [], [], 'no unlisted toolkit installed'
-    if not inputs.get('remove_unlisted'):
-        return [], [dotted(p) for p in extra], ('installed but not listed, kept (cuda_toolkit_remove_unlisted is '
-                                               'false): %s' % ', '.join(dotted(p) for p in extra))
-    remove = [n for n in names for p in extra if re.fullmatch(_PER_VERSION % p, n)]
-    return sorted(set(remove)), [dotted(p) for p in extra], 'removed (not in cuda_toolkit_versions): %s' % ', '.join(
-        dotted(p) for p in extra)
+    if inputs.get('remove_unlisted'):
+        remove = [n for n in names for p in extra if re.fullmatch(_PER_VERSION % p, n)]
+        return sorted(set(remove)), [dotted(p) for p in extra], {
+            'kept': [], 'reason': 'cuda_toolkit_remove_unlisted is true: toolkits not in cuda_toolkit_versions are removed'}
+    kept = [dotted(p) for p in extra]
+    return [], [], {'kept': kept, 'reason': ('installed but not listed, kept (cuda_toolkit_remove_unlisted is false): %s'
+                                             % ', '.join(kept)) if kept else 'no unlisted toolkit installed'}
 
 
 def environment(source, default):
@@ -334,7 +335,7 @@ def plan(inputs, platform, driver, installed, gpu_count=0, in_container=False):
     install = []
     for pair in pairs:
         install += [p for p in packages(source, pair, inputs) if p not in install]
-    remove, unlisted, removal_reason = removals(source, pairs, installed, inputs)
+    remove, unlisted, kept = removals(source, pairs, installed, inputs)
     profile, ldconf = environment(source, default)
     # priority major*10+minor in the cuda alternative: in auto mode the newest toolkit wins.
     toolkits = [{'version': dotted(p), 'home': home(source, p), 'nvcc': nvcc(source, p),
@@ -349,7 +350,7 @@ def plan(inputs, platform, driver, installed, gpu_count=0, in_container=False):
         'install': install,
         'nccl': nccl(source, default, inputs),
         'remove': remove,
-        'unlisted': {'versions': unlisted, 'reason': removal_reason},
+        'unlisted': dict(kept, versions=unlisted),
         'compatibility': compat,
         'profile': profile,
         'ldconf': ldconf,
