@@ -44,9 +44,10 @@ RELEASE_DRIVER = {
 DRIVER_TABLE_SOURCE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' and "
                        "the CUDA Compatibility guide, 'Minor Version Compatibility'")
 
-# The toolkit each distribution ships as nvidia-cuda-toolkit (SOURCE: the distributions' package
-# archives: Debian 12 bookworm non-free 11.8.89~11.8.0-5~deb12u1, Debian 13 trixie non-free
-# 12.4.131~12.4.1, Ubuntu 22.04 jammy multiverse 11.5.1, Ubuntu 24.04 noble multiverse 12.0.140).
+# The toolkit each distribution ships as nvidia-cuda-toolkit. SOURCE: apt-cache policy on the lab's
+# Debian images with non-free and contrib enabled (2026-12-01): Debian 12 bookworm/non-free
+# 11.8.89~11.8.0-5~deb12u1 (315 packages to install), Debian 13 trixie/non-free 12.4.131~12.4.1-2;
+# Ubuntu (not checked here): 22.04 jammy multiverse 11.5.1, 24.04 noble multiverse 12.0.140.
 DISTRO_TOOLKIT = {
     ('Debian', '12'): (11, 8),
     ('Debian', '13'): (12, 4),
@@ -67,10 +68,12 @@ TOOLKIT_PACKAGE = 'cuda-toolkit-%d-%d'
 NSIGHT_PACKAGES = ('cuda-nsight-systems-%d-%d', 'cuda-nsight-compute-%d-%d')
 CUDNN_PACKAGE = {11: 'libcudnn9-dev-cuda-11', 12: 'libcudnn9-dev-cuda-12', 13: 'libcudnn9-dev-cuda-13'}
 NCCL_PACKAGES = ('libnccl2', 'libnccl-dev')
-# Debian's own NCCL (non-free: libnccl2, libnccl-dev) matches its own toolkit; Debian's cuDNN
+# The distribution's own NCCL matches its own toolkit: Debian 13 has libnccl-dev 2.22.3-1-1 in contrib
+# (same apt-cache check); Debian 12 has none (DISTRO_NCCL). Debian's cuDNN
 # (contrib nvidia-cudnn) downloads NVIDIA's archive while it installs, and its Nsight packages are
 # not in every release: neither is offered with the distro source.
 DISTRO_PACKAGES = ('nvidia-cuda-toolkit',)
+DISTRO_NCCL = (('Debian', '13'),)
 
 # Packages of one toolkit X.Y in NVIDIA's repository all end with -X-Y (cuda-nvcc-12-4,
 # libcublas-dev-12-4), or with -config-common after it: what removing a toolkit removes.
@@ -161,6 +164,11 @@ def wanted(inputs, platform):
                                'distro); list only ["%s"], or use cuda_toolkit_source: cuda_repo for %s'
                                % (platform.get('distribution'), platform.get('major'), dotted(own), dotted(own),
                                   ', '.join(dotted(p) for p in pairs)))
+        if inputs.get('nccl') and (platform.get('distribution'), str(platform.get('major') or '').split('.')[0]) \
+                not in DISTRO_NCCL:
+            raise ToolkitError('cuda_toolkit_nccl: %s %s ships no NCCL for its nvidia-cuda-toolkit (cuda_toolkit_source: '
+                               'distro); use cuda_toolkit_source: cuda_repo, or leave cuda_toolkit_nccl false'
+                               % (platform.get('distribution'), platform.get('major')))
         for flag, what in (('cudnn', "Debian's nvidia-cudnn downloads cuDNN from NVIDIA while it installs"),
                            ('nsight', 'the distributions do not ship the Nsight command-line tools for it')):
             if inputs.get(flag):
