@@ -190,6 +190,8 @@ def wanted(inputs, platform):
 
 
 def _driver_text(numbers):
+    if not any(numbers[1:]):
+        return str(numbers[0])  # a whole branch (CUDA 13.x: 580)
     return '.'.join('%02d' % n if i else str(n) for i, n in enumerate(numbers))
 
 
