@@ -111,11 +111,15 @@ def known_text():
     return ', '.join(dotted(v) for v in sorted(RELEASE_DRIVER))
 
 
+def _platform_key(platform):
+    """('Debian', '12') of a platform ({distribution, major}; Ubuntu's '22.04' counts as '22')."""
+    platform = platform or {}
+    return platform.get('distribution'), str(platform.get('major') or '').split('.', 1)[0]
+
+
 def distro_toolkit(platform):
     """(major, minor) of the distribution's nvidia-cuda-toolkit, or None."""
-    platform = platform or {}
-    major = str(platform.get('major') or '').split('.')[0]
-    return DISTRO_TOOLKIT.get((platform.get('distribution'), major))
+    return DISTRO_TOOLKIT.get(_platform_key(platform))
 
 
 def input_problems(inputs, platform=None):
@@ -164,8 +168,7 @@ def wanted(inputs, platform):
                                'distro); list only ["%s"], or use cuda_toolkit_source: cuda_repo for %s'
                                % (platform.get('distribution'), platform.get('major'), dotted(own), dotted(own),
                                   ', '.join(dotted(p) for p in pairs)))
-        if inputs.get('nccl') and (platform.get('distribution'), str(platform.get('major') or '').split('.')[0]) \
-                not in DISTRO_NCCL:
+        if inputs.get('nccl') and _platform_key(platform) not in DISTRO_NCCL:
             raise ToolkitError('cuda_toolkit_nccl: %s %s ships no NCCL for its nvidia-cuda-toolkit (cuda_toolkit_source: '
                                'distro); use cuda_toolkit_source: cuda_repo, or leave cuda_toolkit_nccl false'
                                % (platform.get('distribution'), platform.get('major')))
