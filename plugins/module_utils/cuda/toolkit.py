@@ -231,7 +231,8 @@ def compatibility(pairs, driver, mode):
         mine = have if cut is None else (branch,)
         ok = mine >= (need if cut is None else need[:1])
         if ok:
-            how = ('the toolkit\'s own release driver %s' % _driver_text(release)
+            how = (('the toolkit\'s own release driver %s' if cut is None else 'the branch of the toolkit\'s release '
+                                                                               'driver %s') % _driver_text(release)
                    if release and (mine >= (release if cut is None else release[:1]))
                    else 'minor-version compatibility (CUDA %d.x from %s); programs built with PTX newer than the '
                         'driver cannot JIT' % (pair[0], _driver_text(minor)))
