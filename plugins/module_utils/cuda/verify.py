@@ -15,7 +15,7 @@ __metaclass__ = type
 import re
 
 # nvcc --version prints "Cuda compilation tools, release 12.4, V12.4.131" (every release since CUDA 7).
-_RELEASE_RE = re.compile(r'^Cuda compilation tools, release (\d+\.\d+), V(\d+(?:\.\d+)+)\s*$', re.MULTILINE)
+_RELEASE_RE = re.compile(r'^Cuda compilation tools, release (\d+\.\d+), V(\d+(?:\.\d+)+)[ \t\r]*(?:\n|\Z)', re.MULTILINE)
 RAN_OK = 'gpuops-cuda-ok 42'
 
 
