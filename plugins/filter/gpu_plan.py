@@ -106,6 +106,20 @@ options:
         type: str
         choices: [auto, enabled, disabled]
         default: auto
+      cuda_without_gpu:
+        description:
+          - Run C(cuda_toolkit) on a host that gets no driver (build and login nodes), when
+            O(options.cuda_versions) lists a toolkit.
+          - Role variable C(cuda_toolkit_without_gpu).
+        type: bool
+        default: false
+      cuda_versions:
+        description:
+          - The CUDA toolkits asked for; C(cuda_toolkit) runs only where this lists one (and the host gets a
+            driver, or O(options.cuda_without_gpu)). The versions themselves are checked by the role.
+          - Role variable C(cuda_toolkit_versions).
+        type: list
+        elements: str
       in_container:
         description:
           - The host is a container (from the virtualization facts, for example

@@ -9,7 +9,10 @@ tools fail without a loaded driver.
   release as NVIDIA lays it out: the 580 driver at two versions (the upgrade path of
   nvidia_driver's ``cuda_repo`` source), Fabric Manager at Debian's own driver versions (hosts on
   the ``distro`` source take only Fabric Manager from it), and DCGM with dcgm-exporter
-  (dcgm_exporter's host mode: tests/doubles/dcgm/ holds the nv-hostengine and exporter stand-ins).
+  (dcgm_exporter's host mode: tests/doubles/dcgm/ holds the nv-hostengine and exporter stand-ins),
+  and the CUDA toolkits 12.4 and 12.6 side by side (cuda_toolkit: ``cuda-toolkit-12-4`` and
+  ``cuda-toolkit-12-6``, each with an ``nvcc`` TEST DOUBLE under /usr/local/cuda-X.Y, and cuDNN/NCCL
+  development packages named as NVIDIA names them).
   Every role reaches it through the collection's one set of CUDA repository variables
   (gpuops_cuda_repo_*).
 - ``ctk``: NVIDIA's libnvidia-container repository (``apt/libnvidia-container/stable/deb/amd64/``):
@@ -242,9 +245,67 @@ def ctk_release(version):
     ]
 
 
+# CUDA toolkits side by side (cuda_toolkit): the release and the full version nvcc reports.
+CUDA_TOOLKITS = {"12.4": "12.4.131", "12.6": "12.6.85"}
+# NCCL builds per toolkit (libnccl-dev's version names the CUDA it was built for).
+NCCL_BUILDS = {"12.4": "2.21.5-1", "12.6": "2.23.4-1"}
+
+# The nvcc TEST DOUBLE: prints the release line nvcc prints (the role parses it) and, for a
+# compile, checks its input and writes a marker object or a marker program that prints what the
+# real check program prints when it ran on a GPU (the role runs it only where a driver is loaded).
+NVCC_DOUBLE = """#!/bin/sh
+# TEST DOUBLE of nvcc %(full)s (gpuops.dlserver lab); not NVIDIA software: it compiles nothing.
+case "$1" in
+  --version|-V)
+    echo "nvcc: NVIDIA (R) Cuda compiler driver (TEST DOUBLE, gpuops.dlserver lab)"
+    echo "Cuda compilation tools, release %(release)s, V%(full)s"
+    exit 0;;
+esac
+src="" out="" compile_only=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out="$2"; shift 2;;
+    -c) compile_only=1; shift;;
+    *.cu) src="$1"; shift;;
+    *) shift;;
+  esac
+done
+[ -r "$src" ] || { echo "nvcc fatal   : Don't know what to do with '$src' (TEST DOUBLE)" >&2; exit 1; }
+grep -q "__global__" "$src" || { echo "TEST DOUBLE nvcc: no kernel in $src" >&2; exit 2; }
+[ -n "$out" ] || out=a.out
+if [ "$compile_only" = 1 ]; then
+  echo "TEST DOUBLE object of $src, CUDA %(release)s" > "$out"
+else
+  printf '#!/bin/sh\n# TEST DOUBLE program (CUDA %(release)s)\necho "gpuops-cuda-ok 42"\n' > "$out"
+  chmod 0755 "$out"
+fi
+"""
+
+
+def cuda_toolkit_table():
+    """[(name, version, depends, extra, files)] of the CUDA toolkits, cuDNN and NCCL doubles."""
+    table = []
+    for release, full in sorted(CUDA_TOOLKITS.items()):
+        dashed = release.replace(".", "-")
+        name = "cuda-toolkit-" + dashed
+        files = {"/usr/local/cuda-%s/bin/nvcc" % release: (NVCC_DOUBLE % {"release": release, "full": full}, 0o755),
+                 "/usr/local/cuda-%s/lib64/TEST-DOUBLE" % release: "TEST DOUBLE libraries of CUDA %s\n" % release}
+        files.update(_marker(name))
+        table.append((name, full + "-" + REVISION, "", {}, files))
+        for tool in ("nsight-systems", "nsight-compute"):
+            tool_name = "cuda-%s-%s" % (tool, dashed)
+            table.append((tool_name, full + "-" + REVISION, "", {}, _marker(tool_name)))
+    table.append(("libcudnn9-dev-cuda-12", "9.5.1.17-" + REVISION, "", {}, _marker("libcudnn9-dev-cuda-12")))
+    for release, build in sorted(NCCL_BUILDS.items()):
+        version = "%s+cuda%s%s" % (build, release, SUFFIX)
+        table.append(("libnccl2", version, "", {}, _marker("libnccl2")))
+        table.append(("libnccl-dev", version, "libnccl2 (= %s)" % version, {}, _marker("libnccl-dev")))
+    return table
+
+
 def cuda_table(repo):
-    """The driver and the DCGM packages of one CUDA repository directory (``debian12/x86_64``)."""
-    return driver_table(repo.split("/")[0]) + dcgm_table()
+    """The driver, DCGM and CUDA toolkit packages of one CUDA repository directory (``debian12/x86_64``)."""
+    return driver_table(repo.split("/")[0]) + dcgm_table() + cuda_toolkit_table()
 
 
 def ctk_table(repo):
@@ -255,7 +316,7 @@ def ctk_table(repo):
 SPECS = {
     "cuda": {
         "base": "apt/cuda", "repos": {"debian12/x86_64": "debian12/x86_64", "debian13/x86_64": "debian13/x86_64"},
-        "what": "NVIDIA's CUDA repository", "roles": "nvidia_driver and dcgm_exporter roles",
+        "what": "NVIDIA's CUDA repository", "roles": "nvidia_driver, dcgm_exporter and cuda_toolkit roles",
         "key_uid": "gpuops.dlserver lab TEST DOUBLE CUDA repository signing key <lab@gpuops.invalid>",
         "gnupg": "cuda-double-gnupg", "keyring": "testdouble-archive-keyring.gpg", "armor": False,
         "table": cuda_table, "section": "non-free/libs",

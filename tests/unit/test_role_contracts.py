@@ -164,6 +164,7 @@ PROBE_TASKS = ["Probe the hardware, check the inputs and plan the host",
 
 @pytest.mark.parametrize("tag, roles", [
     ("nvidia_driver", ["nvidia_driver"]),
+    ("cuda_toolkit", ["cuda_toolkit"]),
     ("python_stack", ["python_stack"]),
     ("monitoring", ["dcgm_exporter", "node_exporter", "prometheus"]),
 ])

@@ -146,7 +146,38 @@ def dcgm_exporter(parts):
     return record
 
 
+def cuda_toolkit(parts):
+    """Parts: ``plan``, ``inputs`` (__cuda_toolkit), ``resolved`` (the cuda_toolkit_plan filter's
+    decisions), ``repo`` (gpuops.dlserver.package_repository's result), ``cuda_repo``
+    (gpuops_cuda_repo), ``verified`` (the cuda_toolkit_verify filter's record); all but the
+    first two may be absent."""
+    _need(parts, "cuda_toolkit", "plan", "inputs")
+    decision = dig(parts["plan"], "roles", "cuda_toolkit", default={}) or {}
+    if not decision.get("run"):
+        return {"run": False, "reason": decision.get("reason")}
+    resolved = parts.get("resolved") or {}
+    verified = parts.get("verified")
+    if not isinstance(verified, dict) or "ok" not in verified:
+        verified = {"ok": None, "reason": "not verified: check mode"}
+    record = {
+        "run": True,
+        "reason": decision.get("reason"),
+        "source": resolved.get("source"),
+        "toolkits": [dict((k, t.get(k)) for k in ("version", "home", "packages")) for t in resolved.get("toolkits") or []],
+        "default": resolved.get("default"),
+        "nccl": resolved.get("nccl"),
+        "unlisted": dict((k, v) for k, v in (resolved.get("unlisted") or {}).items() if k != "versions"),
+        "driver_compatibility": resolved.get("compatibility", {}),
+        "verify": verified,
+    }
+    if resolved.get("source") == "cuda_repo":
+        sources = list(dig(parts, "repo", "configured_by", default=[]) or [])
+        record["repository"] = {"url": dig(parts, "cuda_repo", "url"), "sources": sources}
+    return record
+
+
 BUILDERS = {
+    "cuda_toolkit": cuda_toolkit,
     "nvidia_driver": nvidia_driver,
     "nvidia_container_toolkit": nvidia_container_toolkit,
     "dcgm_exporter": dcgm_exporter,

@@ -59,9 +59,9 @@ def _decide_roles(ctx, driver, dcgm):
     gpu_stack_reason = ('driver installed: %s' % driver_reason) if driver['required'] else (
         'no driver: %s' % driver_reason)
     decisions = {
+        'cuda_toolkit': _decide_cuda_toolkit(ctx['options'], driver, gpu_stack_reason),
         'os_tuning': (True, 'every host is tuned; GPU-specific settings follow this plan'),
         'nvidia_driver': (driver['required'], driver_reason),
-        'cuda_toolkit': (driver['required'], gpu_stack_reason),
         'nvidia_container_toolkit': (driver['required'], gpu_stack_reason),
         'python_stack': (True, 'every host gets the Python stacks (CPU wheels where there is no GPU)'),
         'node_exporter': (True, 'every host exports node metrics'),
@@ -71,6 +71,18 @@ def _decide_roles(ctx, driver, dcgm):
         'gpu_validate': validate,
     }
     return dict((name, {'run': decisions[name][0], 'reason': decisions[name][1]}) for name in ROLES)
+
+
+def _decide_cuda_toolkit(options, driver, gpu_stack_reason):
+    """CUDA toolkits where a driver goes, or on hosts without one when cuda_toolkit_without_gpu asks
+    (login and build nodes compile CUDA code); only when cuda_toolkit_versions lists any."""
+    if not options.get('cuda_versions'):
+        return False, 'no toolkit requested: cuda_toolkit_versions is empty'
+    if driver['required']:
+        return True, gpu_stack_reason
+    if options.get('cuda_without_gpu'):
+        return True, 'cuda_toolkit_without_gpu is true: toolkits without a driver (%s)' % driver['reason']
+    return False, '%s (set cuda_toolkit_without_gpu to install toolkits here)' % gpu_stack_reason
 
 
 def _collect_warnings(ctx):

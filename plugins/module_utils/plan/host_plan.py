@@ -29,6 +29,8 @@ PLAN_INPUTS = {
     'mig': ('nvidia_driver', 'mig_mode'),
     'persistence': ('nvidia_driver', 'persistence'),
     'dcgm_profiling': ('dcgm_exporter', 'profiling'),
+    'cuda_without_gpu': ('cuda_toolkit', 'without_gpu'),
+    'cuda_versions': ('cuda_toolkit', 'versions'),
 }
 
 # What other hosts read of this one (the prometheus role): exporter -> (role, typed input key).

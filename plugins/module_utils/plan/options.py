@@ -44,6 +44,8 @@ OPTIONS = {
     'source_branches': {'type': 'branches', 'default': None,
                         'variable': 'the branches the driver source carries (nvidia_driver_source)'},
     'strict': {'type': 'bool', 'default': True, 'variable': 'the strict option of the gpu_plan filter'},
+    'cuda_without_gpu': {'type': 'bool', 'default': False, 'variable': 'cuda_toolkit_without_gpu'},
+    'cuda_versions': {'type': 'strings', 'default': None, 'variable': 'cuda_toolkit_versions'},
 }
 
 _BRANCH_RE = re.compile(r'[rR]?(\d{3,4})')
@@ -121,6 +123,11 @@ def validate_plan_options(options):
                 raise ValueError("plan option '%s' (%s) must be a list of driver branches, got %r"
                                  % (name, spec['variable'], value))
             result[name] = sorted(set(parse_branch(item, name) for item in value))
+        elif spec['type'] == 'strings':
+            if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+                raise ValueError("plan option '%s' (variable %s) must be a list of strings, got %r"
+                                 % (name, spec['variable'], value))
+            result[name] = list(value)
         elif spec['type'] == 'version':
             text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ''
             if text and branch_of_version(text) is None:

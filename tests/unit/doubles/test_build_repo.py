@@ -125,3 +125,22 @@ def test_tool_doubles_fail_like_the_real_tools_without_a_driver(built, tmp_path)
     res = subprocess.run(["sh", str(tmp_path / "usr" / "bin" / "nvidia-smi")], stderr=subprocess.PIPE, check=False)
     assert res.returncode == 9
     assert b"TEST DOUBLE" in res.stderr and b"couldn't communicate with the NVIDIA driver" in res.stderr
+
+
+@pytest.mark.parametrize("release, full", [("12.4", "12.4.131"), ("12.6", "12.6.85")])
+def test_nvcc_double_reports_its_release_and_compiles_only_a_kernel(built, tmp_path, release, full):
+    repo = built[0] / "apt" / "cuda" / "debian13" / "x86_64"
+    deb = "cuda-toolkit-%s_%s-1+gpuops.testdouble_amd64.deb" % (release.replace(".", "-"), full)
+    subprocess.run(["dpkg-deb", "-x", str(repo / deb), str(tmp_path)], check=True)
+    nvcc = str(tmp_path / "usr" / "local" / ("cuda-" + release) / "bin" / "nvcc")
+    out = subprocess.run(["sh", nvcc, "--version"], stdout=subprocess.PIPE, check=True).stdout.decode()
+    assert "TEST DOUBLE" in out and "Cuda compilation tools, release %s, V%s" % (release, full) in out
+    src = tmp_path / "check.cu"
+    src.write_text("__global__ void k() {}\nint main() { return 0; }\n")
+    subprocess.run(["sh", nvcc, str(src), "-c", "-o", str(tmp_path / "check.o")], check=True)
+    assert "TEST DOUBLE object" in (tmp_path / "check.o").read_text()
+    subprocess.run(["sh", nvcc, str(src), "-o", str(tmp_path / "check")], check=True)
+    assert subprocess.run([str(tmp_path / "check")], stdout=subprocess.PIPE, check=True).stdout == b"gpuops-cuda-ok 42\n"
+    (tmp_path / "plain.cu").write_text("int main() { return 0; }\n")
+    assert subprocess.run(["sh", nvcc, str(tmp_path / "plain.cu"), "-c", "-o", str(tmp_path / "x.o")],
+                          check=False).returncode != 0

@@ -13,6 +13,7 @@ import os
 import yaml
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit as cuda_toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
@@ -131,6 +132,7 @@ def _node_exporter(inputs):
 
 # The Python checks each role's preflight runs (through its module or filter).
 VALIDATORS = {
+    "cuda_toolkit": cuda_toolkit.input_problems,
     "dcgm_exporter": _dcgm,
     # the validate_inputs filter of its preflight
     "gpu_validate": validate_inputs.input_problems,

@@ -1,6 +1,6 @@
 """gpuops.dlserver.package_repository, the one way a role adds a repository, and the key trust of
 EVERY role that trusts a key: each include of roles/common/tasks/package_repo.yml found in the roles
-(nvidia_container_toolkit, dcgm_exporter, ...) and nvidia_driver's CUDA key are run against a key
+(nvidia_container_toolkit, dcgm_exporter, cuda_toolkit, ...) and nvidia_driver's CUDA key are run against a key
 file holding a second key (real gpg): refused without a fingerprint, naming the role's variable;
 with one, only that key reaches the Signed-By keyring."""
 import glob
@@ -44,7 +44,7 @@ INCLUDES = repo_includes()
 
 
 def test_the_roles_that_trust_a_key_use_the_shared_helper():
-    assert sorted(set(r for r, dummy, dummy2 in INCLUDES)) == ["dcgm_exporter", "nvidia_container_toolkit"]
+    assert sorted(set(r for r, dummy, dummy2 in INCLUDES)) == ["cuda_toolkit", "dcgm_exporter", "nvidia_container_toolkit"]
     # No role downloads a key and string-matches gpg's output itself any more.
     for path in glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml")):
         with open(path) as handle:

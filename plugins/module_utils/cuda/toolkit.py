@@ -1,0 +1,373 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cuda_toolkit role's decisions: which toolkits, packages and default, and whether the
+driver runs them.
+
+Pure functions, standard library only, Python 3.8+ (the filter gpuops.dlserver.cuda_toolkit_plan
+reaches them; case table tests/unit/plugins/module_utils/data/cuda_toolkit_cases.yml). Every
+decision is a value plus a reason; every refusal names the variable to change and what would
+work. The tables below are data with their sources.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.cuda_match import MINOR_COMPAT_DRIVER
+
+# The driver each CUDA toolkit release ships with and was released for (its GA release, Linux
+# x86_64): NVIDIA's CUDA Toolkit release notes, table "CUDA Toolkit and Corresponding Driver
+# Versions"; the same driver is in the name of each release's runfile
+# (cuda_<toolkit>_<driver>_linux.run: cuda_12.4.0_550.54.14_linux.run, cuda_12.6.0_560.28.03_linux.run).
+# A driver at least this new runs everything the toolkit builds, PTX JIT included. Older drivers
+# of the same CUDA major run its builds through minor-version compatibility
+# (MINOR_COMPAT_DRIVER, shared with python_env/cuda_match.py: 11 -> 450.80.02, 12 -> 525.60.13,
+# 13 -> 580). These are also the toolkit versions the role knows (there was no 12.7).
+RELEASE_DRIVER = {
+    (11, 8): (520, 61, 5),
+    (12, 0): (525, 60, 13),
+    (12, 1): (530, 30, 2),
+    (12, 2): (535, 54, 3),
+    (12, 3): (545, 23, 6),
+    (12, 4): (550, 54, 14),
+    (12, 5): (555, 42, 2),
+    (12, 6): (560, 28, 3),
+    (12, 8): (570, 86, 10),
+    (12, 9): (575, 51, 3),
+    (13, 0): (580, 65, 6),
+    (13, 1): (590, 44, 1),
+}
+DRIVER_TABLE_SOURCE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' and "
+                       "the CUDA Compatibility guide, 'Minor Version Compatibility'")
+
+# The toolkit each distribution ships as nvidia-cuda-toolkit. SOURCE: apt-cache policy on the lab's
+# Debian images with non-free and contrib enabled (2026-12-01): Debian 12 bookworm/non-free
+# 11.8.89~11.8.0-5~deb12u1 (315 packages to install), Debian 13 trixie/non-free 12.4.131~12.4.1-2;
+# Ubuntu (not checked here): 22.04 jammy multiverse 11.5.1, 24.04 noble multiverse 12.0.140.
+DISTRO_TOOLKIT = {
+    ('Debian', '12'): (11, 8),
+    ('Debian', '13'): (12, 4),
+    ('Ubuntu', '22'): (11, 5),
+    ('Ubuntu', '24'): (12, 0),
+}
+
+# NVIDIA's CUDA repository, per toolkit X.Y: the toolkit cuda-toolkit-X-Y (installs
+# /usr/local/cuda-X.Y), the Nsight command-line tools cuda-nsight-systems-X-Y and
+# cuda-nsight-compute-X-Y. cuDNN 9's development package is built per CUDA major
+# (libcudnn9-dev-cuda-<major>; SOURCE: cuDNN installation guide, Linux, "Package Manager
+# Installation": cudnn9-cuda-12 / cudnn9-cuda-13 pull libcudnn9-cuda-<major> and
+# libcudnn9-dev-cuda-<major>; cuDNN 9 support matrix: CUDA 11.8, 12.x and 13.x builds).
+# NCCL is one package for every CUDA, its version names the CUDA it was built for
+# (libnccl-dev 2.21.5-1+cuda12.4; SOURCE: NCCL installation guide, "Ubuntu": "libnccl2=2.x.y-1+cudaX.Y
+# libnccl-dev=2.x.y-1+cudaX.Y"): one build per host, for the default toolkit.
+TOOLKIT_PACKAGE = 'cuda-toolkit-%d-%d'
+NSIGHT_PACKAGES = ('cuda-nsight-systems-%d-%d', 'cuda-nsight-compute-%d-%d')
+CUDNN_PACKAGE = {11: 'libcudnn9-dev-cuda-11', 12: 'libcudnn9-dev-cuda-12', 13: 'libcudnn9-dev-cuda-13'}
+NCCL_PACKAGES = ('libnccl2', 'libnccl-dev')
+# The distribution's own NCCL matches its own toolkit: Debian 13 has libnccl-dev 2.22.3-1-1 in contrib
+# (same apt-cache check); Debian 12 has none (DISTRO_NCCL). Debian's cuDNN
+# (contrib nvidia-cudnn) downloads NVIDIA's archive while it installs, and its Nsight packages are
+# not in every release: neither is offered with the distro source.
+DISTRO_PACKAGES = ('nvidia-cuda-toolkit',)
+DISTRO_NCCL = (('Debian', '13'),)
+
+# Packages of one toolkit X.Y in NVIDIA's repository all end with -X-Y (cuda-nvcc-12-4,
+# libcublas-dev-12-4), or with -config-common after it: what removing a toolkit removes.
+_PER_VERSION = r'(?:cuda|libcu|libnpp|libnv)[a-z0-9.+-]*-%d-%d(?:-config-common)?'
+_VERSION_RE = re.compile(r'(\d{1,2})\.(\d{1,2})')
+_PATH_RE = re.compile(r'/[A-Za-z0-9._/-]+')
+
+LOCAL = '/usr/local'
+LINK = '/usr/local/cuda'
+ALTERNATIVE = 'cuda'
+PROFILE_FILE = '/etc/profile.d/gpuops-cuda.sh'
+LDCONF_FILE = '/etc/ld.so.conf.d/gpuops-cuda.conf'
+HEADER = '# Managed by Ansible (gpuops.dlserver.cuda_toolkit): local changes are overwritten.\n'
+
+
+class ToolkitError(ValueError):
+    """Inputs the role refuses (the message names the variable and what would work)."""
+
+
+def dotted(pair):
+    return '%d.%d' % pair
+
+
+def parse_version(value, variable):
+    """(12, 4) from '12.4'; ToolkitError naming ``variable`` for anything else (12.4.1, '12', a newline)."""
+    text = value if isinstance(value, str) else ''
+    match = _VERSION_RE.fullmatch(text)
+    if not match:
+        raise ToolkitError('%s: %r is not a CUDA toolkit version such as 12.4 (major.minor); known: %s'
+                           % (variable, value, known_text()))
+    return int(match.group(1)), int(match.group(2))
+
+
+def known_text():
+    return ', '.join(dotted(v) for v in sorted(RELEASE_DRIVER))
+
+
+def _platform_key(platform):
+    """('Debian', '12') of a platform ({distribution, major}; Ubuntu's '22.04' counts as '22')."""
+    platform = platform or {}
+    return platform.get('distribution'), str(platform.get('major') or '').split('.', 1)[0]
+
+
+def distro_toolkit(platform):
+    """(major, minor) of the distribution's nvidia-cuda-toolkit, or None."""
+    return DISTRO_TOOLKIT.get(_platform_key(platform))
+
+
+def input_problems(inputs, platform=None):
+    """Every problem of the typed inputs (``__cuda_toolkit``), each message naming its variable."""
+    problems = []
+    try:
+        wanted(inputs, platform or {'distribution': 'Debian', 'major': '12'})
+    except ToolkitError as exc:
+        problems.append(str(exc))
+    status_file = inputs.get('status_file')
+    if not isinstance(status_file, str) or not _PATH_RE.fullmatch(status_file) or '..' in status_file.split('/'):
+        problems.append('cuda_toolkit_status_file: %r is not an absolute path of letters, digits, ".", "_", "-" '
+                        'and "/"' % (status_file,))
+    if inputs.get('driver_compat') not in ('minor', 'full'):
+        problems.append('cuda_toolkit_driver_compat: %r is not one of minor, full' % (inputs.get('driver_compat'),))
+    return problems
+
+
+def wanted(inputs, platform):
+    """The toolkits to install, the default and the source, checked: ToolkitError on bad input."""
+    source = inputs.get('source')
+    if source not in ('cuda_repo', 'distro'):
+        raise ToolkitError('cuda_toolkit_source: %r is not one of cuda_repo, distro' % (source,))
+    listed = inputs.get('versions') or []
+    if not isinstance(listed, list):
+        raise ToolkitError('cuda_toolkit_versions must be a list of versions such as ["12.4", "12.6"], got %r'
+                           % (listed,))
+    pairs = []
+    for item in listed:
+        pair = parse_version(item, 'cuda_toolkit_versions')
+        if pair not in pairs:
+            pairs.append(pair)
+    if source == 'cuda_repo':
+        unknown = [dotted(p) for p in pairs if p not in RELEASE_DRIVER]
+        if unknown:
+            raise ToolkitError('cuda_toolkit_versions: %s not a CUDA toolkit release the collection knows; known: %s'
+                               % (', '.join(unknown) + (' is' if len(unknown) == 1 else ' are'), known_text()))
+    else:
+        own = distro_toolkit(platform)
+        if own is None:
+            raise ToolkitError('cuda_toolkit_source: distro is not available on %s %s (known: %s); use cuda_repo'
+                               % (platform.get('distribution'), platform.get('major'),
+                                  ', '.join('%s %s' % k for k in sorted(DISTRO_TOOLKIT))))
+        if pairs and pairs != [own]:
+            raise ToolkitError('cuda_toolkit_versions: %s %s ships CUDA %s as nvidia-cuda-toolkit (cuda_toolkit_source: '
+                               'distro); list only ["%s"], or use cuda_toolkit_source: cuda_repo for %s'
+                               % (platform.get('distribution'), platform.get('major'), dotted(own), dotted(own),
+                                  ', '.join(dotted(p) for p in pairs)))
+        if inputs.get('nccl') and _platform_key(platform) not in DISTRO_NCCL:
+            raise ToolkitError('cuda_toolkit_nccl: %s %s ships no NCCL for its nvidia-cuda-toolkit (cuda_toolkit_source: '
+                               'distro); use cuda_toolkit_source: cuda_repo, or leave cuda_toolkit_nccl false'
+                               % (platform.get('distribution'), platform.get('major')))
+        for flag, what in (('cudnn', "Debian's nvidia-cudnn downloads cuDNN from NVIDIA while it installs"),
+                           ('nsight', 'the distributions do not ship the Nsight command-line tools for it')):
+            if inputs.get(flag):
+                raise ToolkitError('cuda_toolkit_%s: not offered with cuda_toolkit_source: distro (%s); use '
+                                   'cuda_toolkit_source: cuda_repo' % (flag, what))
+    pairs = sorted(pairs)
+    default = inputs.get('default') or ''
+    if default:
+        chosen = parse_version(default, 'cuda_toolkit_default')
+        if chosen not in pairs:
+            raise ToolkitError('cuda_toolkit_default: %s is not in cuda_toolkit_versions (%s); choose one of them'
+                               % (default, ', '.join(dotted(p) for p in pairs) or 'empty'))
+        reason = 'cuda_toolkit_default %s' % default
+    elif pairs:
+        chosen, reason = pairs[-1], 'the newest of cuda_toolkit_versions (cuda_toolkit_default is empty)'
+    else:
+        chosen, reason = None, 'no toolkit listed (cuda_toolkit_versions is empty)'
+    return {'source': source, 'versions': pairs, 'default': {'value': chosen, 'reason': reason}}
+
+
+def _driver_text(numbers):
+    if not any(numbers[1:]):
+        return str(numbers[0])  # a whole branch (CUDA 13.x: 580)
+    return '.'.join('%02d' % n if i else str(n) for i, n in enumerate(numbers))
+
+
+def compatibility(pairs, driver, mode):
+    """{'<X.Y>': {ok, needs, reason}} and the list of errors: can the driver run these toolkits?
+
+    ``driver``: {'version': installed driver version or None, 'branch': the plan's branch or None,
+    'loaded': bool}. ``mode``: ``minor`` (a driver of the toolkit's CUDA major at or above the
+    minor-version compatibility minimum) or ``full`` (at or above the toolkit's own release driver).
+    """
+    driver = driver or {}
+    have = versions.numeric_or_none(driver.get('version'), parts=3) if driver.get('version') else None
+    branch = driver.get('branch') if isinstance(driver.get('branch'), int) else None
+    if have is not None:
+        said, cut = 'driver %s (%s)' % (driver.get('version'), 'loaded' if driver.get('loaded') else 'installed'), None
+    elif branch is not None:
+        said, cut = 'driver branch %d (the plan\'s)' % branch, 1
+    else:
+        said, cut = None, None
+    results, errors = {}, []
+    for pair in pairs:
+        release = RELEASE_DRIVER.get(pair)
+        minor = MINOR_COMPAT_DRIVER.get(pair[0])
+        need = release if mode == 'full' else (minor or release)
+        key = dotted(pair)
+        if need is None:
+            results[key] = {'ok': True, 'needs': None, 'reason': 'no driver requirement known for CUDA %s' % key}
+            continue
+        if said is None:
+            results[key] = {'ok': True, 'needs': _driver_text(need),
+                            'reason': 'not checked: no driver installed or planned (CUDA %s needs driver %s or newer '
+                                      'to run its programs; it compiles without one)' % (key, _driver_text(need))}
+            continue
+        mine = have if cut is None else (branch,)
+        ok = mine >= (need if cut is None else need[:1])
+        if ok:
+            how = (('the toolkit\'s own release driver %s' if cut is None else 'the branch of the toolkit\'s release '
+                                                                               'driver %s') % _driver_text(release)
+                   if release and (mine >= (release if cut is None else release[:1]))
+                   else 'minor-version compatibility (CUDA %d.x from %s); programs built with PTX newer than the '
+                        'driver cannot JIT' % (pair[0], _driver_text(minor)))
+            results[key] = {'ok': True, 'needs': _driver_text(need), 'reason': '%s runs CUDA %s: %s' % (said, key, how)}
+        else:
+            results[key] = {'ok': False, 'needs': _driver_text(need),
+                            'reason': '%s is older than %s, which CUDA %s needs (%s)'
+                                      % (said, _driver_text(need), key,
+                                         'its release driver' if mode == 'full' else 'minor-version compatibility')}
+            runs = [dotted(p) for p in sorted(RELEASE_DRIVER)
+                    if (mine >= ((RELEASE_DRIVER[p] if mode == 'full' else MINOR_COMPAT_DRIVER.get(p[0], RELEASE_DRIVER[p]))
+                                 [:3 if cut is None else 1]))]
+            errors.append('cuda_toolkit_versions: CUDA %s needs driver branch %d or newer (driver %s, %s; %s), this '
+                          'host has %s. Install driver branch %d or newer (nvidia_driver_branch), or list toolkits '
+                          'this driver runs: %s (cuda_toolkit_driver_compat: %s)'
+                          % (key, need[0], _driver_text(need), 'its release driver' if mode == 'full'
+                             else 'minor-version compatibility', DRIVER_TABLE_SOURCE, said, need[0],
+                             ', '.join(runs) or 'none the collection knows', mode))
+    return results, errors
+
+
+def home(source, pair):
+    return '/usr/lib/nvidia-cuda-toolkit' if source == 'distro' else '%s/cuda-%s' % (LOCAL, dotted(pair))
+
+
+def nvcc(source, pair):
+    return '/usr/bin/nvcc' if source == 'distro' else '%s/bin/nvcc' % home(source, pair)
+
+
+def packages(source, pair, inputs):
+    """The packages of one toolkit (NCCL aside: one build per host, nccl())."""
+    if source == 'distro':
+        return list(DISTRO_PACKAGES)
+    names = [TOOLKIT_PACKAGE % pair]
+    if inputs.get('nsight'):
+        names += [p % pair for p in NSIGHT_PACKAGES]
+    if inputs.get('cudnn') and pair[0] in CUDNN_PACKAGE:
+        names.append(CUDNN_PACKAGE[pair[0]])
+    return names
+
+
+def nccl(source, default, inputs):
+    """{packages, version, reason}: NCCL for the default toolkit (apt version pattern), or nothing."""
+    if not inputs.get('nccl'):
+        return {'packages': [], 'version': None, 'reason': 'cuda_toolkit_nccl is false'}
+    if default is None:
+        return {'packages': [], 'version': None, 'reason': 'no toolkit to match NCCL to'}
+    if source == 'distro':
+        return {'packages': list(NCCL_PACKAGES), 'version': None,
+                'reason': "the distribution's NCCL, built for its nvidia-cuda-toolkit"}
+    # '*' after it too: a site's rebuilt mirror (and the lab's double) may append a local suffix.
+    pattern = '*+cuda%s*' % dotted(default)
+    return {'packages': list(NCCL_PACKAGES), 'version': pattern,
+            'reason': 'the NCCL build for the default toolkit CUDA %s (package version %s); NCCL is one package '
+                      'per host' % (dotted(default), pattern)}
+
+
+def removals(source, pairs, installed, inputs):
+    """(packages to remove, unlisted versions found, the record): toolkits of NVIDIA's repository
+    installed here but no longer listed. The record holds only what stays true after the run
+    (the versions kept, or that unlisted ones are removed), so a second run rewrites nothing."""
+    if source != 'cuda_repo':
+        return [], [], {'kept': [], 'reason': 'the distro source installs one toolkit'}
+    found = set()
+    names = sorted(installed or [])
+    for name in names:
+        match = re.fullmatch(r'cuda-toolkit-(\d{1,2})-(\d{1,2})', name)
+        if match:
+            found.add((int(match.group(1)), int(match.group(2))))
+    extra = sorted(found - set(pairs))
+    if inputs.get('remove_unlisted'):
+        remove = [n for n in names for p in extra if re.fullmatch(_PER_VERSION % p, n)]
+        return sorted(set(remove)), [dotted(p) for p in extra], {
+            'kept': [], 'reason': 'cuda_toolkit_remove_unlisted is true: toolkits not in cuda_toolkit_versions are removed'}
+    kept = [dotted(p) for p in extra]
+    return [], [], {'kept': kept, 'reason': ('installed but not listed, kept (cuda_toolkit_remove_unlisted is false): %s'
+                                             % ', '.join(kept)) if kept else 'no unlisted toolkit installed'}
+
+
+def environment(source, default):
+    """profile.d (PATH, CUDA_HOME) and ld.so.conf.d contents for the default toolkit."""
+    if default is None:
+        return None, None
+    if source == 'distro':
+        profile = HEADER + 'export CUDA_HOME=/usr/lib/nvidia-cuda-toolkit\n'
+        return profile, None
+    profile = (HEADER + 'export CUDA_HOME=%s\ncase ":${PATH}:" in\n  *":%s/bin:"*) ;;\n  *) export PATH="%s/bin:${PATH}" ;;\n'
+               'esac\n' % (LINK, LINK, LINK))
+    return profile, HEADER + '%s/lib64\n' % LINK
+
+
+def verify_plan(source, pairs, gpu_count, driver_loaded, in_container):
+    """Per toolkit: the nvcc to compile with, and whether the program runs here (value + reason)."""
+    if gpu_count and driver_loaded:
+        run, why = True, '%d GPU(s) and a loaded driver: the program runs' % gpu_count
+    elif not gpu_count:
+        run, why = False, 'no GPU on this host: compiled only'
+    else:
+        run, why = False, 'GPU(s) present but no loaded driver%s: compiled only' % (' (container)' if in_container else '')
+    return [{'version': dotted(p), 'nvcc': nvcc(source, p), 'run': run, 'reason': why,
+             'object': 'gpuops-cuda-check-%s' % dotted(p)} for p in pairs]
+
+
+def plan(inputs, platform, driver, installed, gpu_count=0, in_container=False):
+    """The whole decision of the role on one host; ToolkitError names the variable on bad input."""
+    problems = input_problems(inputs, platform)
+    if problems:
+        raise ToolkitError('; '.join(problems))
+    want = wanted(inputs, platform)
+    source, pairs, default = want['source'], want['versions'], want['default']['value']
+    compat, errors = compatibility(pairs, driver, inputs.get('driver_compat'))
+    if errors:
+        raise ToolkitError('; '.join(errors))
+    install = []
+    for pair in pairs:
+        install += [p for p in packages(source, pair, inputs) if p not in install]
+    remove, unlisted, kept = removals(source, pairs, installed, inputs)
+    profile, ldconf = environment(source, default)
+    # priority major*10+minor in the cuda alternative: in auto mode the newest toolkit wins.
+    toolkits = [{'version': dotted(p), 'home': home(source, p), 'nvcc': nvcc(source, p),
+                 'packages': packages(source, p, inputs), 'priority': p[0] * 10 + p[1]} for p in pairs]
+    return {
+        'source': source,
+        'toolkits': toolkits,
+        'default': {'value': dotted(default) if default else None, 'reason': want['default']['reason'],
+                    'home': (LINK if source == 'cuda_repo' else '/usr/lib/nvidia-cuda-toolkit') if default else None,
+                    'path': home(source, default) if default else None},
+        'alternatives': source == 'cuda_repo',
+        'install': install,
+        'nccl': nccl(source, default, inputs),
+        'remove': remove,
+        'unlisted': dict(kept, versions=unlisted),
+        'compatibility': compat,
+        'profile': profile,
+        'ldconf': ldconf,
+        'files': {'profile': PROFILE_FILE, 'ldconf': LDCONF_FILE},
+        'verify': verify_plan(source, pairs, gpu_count, (driver or {}).get('loaded'), in_container),
+    }
