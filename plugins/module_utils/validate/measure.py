@@ -28,41 +28,29 @@ __metaclass__ = type
 
 import argparse
 import json
-import os
 import sys
 import time
 
 MARKER = 'GPUOPS-VALIDATE '
 
 
-def _own_source():
-    if os.path.isfile(__file__):
-        with open(__file__, 'rb') as handle:
-            return handle.read().decode('utf-8')
-    return __loader__.get_data(__file__).decode('utf-8')  # noqa: F821 pylint: disable=undefined-variable
-
-
 def argv(python, mode, **options):
     """The command that runs this file's ``mode`` with ``python``; options become ``--key value``."""
-    cmd = [python, '-c', _own_source(), '--mode', mode]
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core.embedded import script_argv
+    args = ['--mode', mode]
     for key in sorted(options):
         value = options[key]
         if value is None or value is False:
             continue
         flag = '--' + key.replace('_', '-')
-        cmd.extend([flag] if value is True else [flag, str(value)])
-    return cmd
+        args.extend([flag] if value is True else [flag, str(value)])
+    return script_argv(python, __name__, args)
 
 
 def parse(out):
     """The JSON object printed after MARKER, or None."""
-    for line in (out or '').splitlines():
-        if line.startswith(MARKER):
-            try:
-                return json.loads(line[len(MARKER):])
-            except ValueError:
-                return None
-    return None
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core.embedded import marked_json
+    return marked_json(out, MARKER)
 
 
 def _timed(torch, device, fn, repeat):
