@@ -104,7 +104,8 @@ options:
     description:
       - With C(performance), also train ResNet-50 with mixed precision on random data and report images/s
         per GPU, judged against NVIDIA's published one-GPU figure where one exists (threshold C(resnet50)),
-        measured without a verdict elsewhere. On the CPU (O(allow_cpu)) a tiny run, reported as C(device: cpu).
+        measured without a verdict elsewhere.
+      - "On the CPU (O(allow_cpu)) a tiny run, reported as C(device: cpu) and never judged."
     type: bool
     default: false
   resnet50_batch:
