@@ -92,6 +92,17 @@ def _host_device(torch, device, size_mib, repeat):
     return round(host.numel() / h2d / 1e9, 3), round(host.numel() / d2h / 1e9, 3)
 
 
+def _cuda_indexes(torch, args, result):
+    """The GPUs to measure (``--gpu``, else every one PyTorch sees), with ``result['device']`` set;
+    none, with the error set, where PyTorch sees no GPU."""
+    if not torch.cuda.is_available():
+        result.update(device='none', error='torch.cuda.is_available() is false: PyTorch sees no GPU (CPU build, '
+                                           'or no driver)')
+        return []
+    result['device'] = 'cuda'
+    return [args.gpu] if args.gpu is not None else list(range(torch.cuda.device_count()))
+
+
 def devices(args):
     import torch
     available = bool(torch.cuda.is_available())
@@ -109,13 +120,7 @@ def local(args):
                            'matmul_tflops': _matmul(torch, 'cpu', torch.bfloat16, 256, 3),
                            'copy_gbps': _copy(torch, 'cpu', min(args.size_mib, 64), 3)}]
         return result
-    if not torch.cuda.is_available():
-        result['device'] = 'none'
-        result['error'] = 'torch.cuda.is_available() is false: PyTorch sees no GPU (CPU build, or no driver)'
-        return result
-    result['device'] = 'cuda'
-    indexes = [args.gpu] if args.gpu is not None else range(torch.cuda.device_count())
-    for index in indexes:
+    for index in _cuda_indexes(torch, args, result):
         device = 'cuda:%d' % index
         torch.cuda.set_device(index)
         bf16 = torch.cuda.is_bf16_supported()
@@ -267,12 +272,7 @@ def resnet(args):
         entry.update({'index': None, 'name': 'cpu', 'device': 'cpu'})
         result['gpus'].append(entry)
         return result
-    if not torch.cuda.is_available():
-        result['device'] = 'none'
-        result['error'] = 'torch.cuda.is_available() is false: PyTorch sees no GPU (CPU build, or no driver)'
-        return result
-    result['device'] = 'cuda'
-    for index in [args.gpu] if args.gpu is not None else range(torch.cuda.device_count()):
+    for index in _cuda_indexes(torch, args, result):
         torch.cuda.set_device(index)
         entry = _resnet50_steps(torch, 'cuda:%d' % index, args.batch, 224, 5, 20)
         entry.update({'index': index, 'name': torch.cuda.get_device_name(index), 'device': 'cuda'})
