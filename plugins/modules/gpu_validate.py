@@ -95,7 +95,7 @@ options:
     type: bool
     default: false
   thresholds:
-    description: Fractions of peak in (0, 1] per metric (C(matmul), C(memory_copy), C(host_device), C(allreduce), C(cross_allreduce), C(network)).
+    description: Fractions of peak in (0, 1] per metric (C(matmul), C(memory_copy), C(host_device), C(allreduce), C(cross_allreduce), C(network), C(resnet50)).
     type: dict
     default: {}
   thresholds_by_model:
@@ -106,6 +106,18 @@ options:
     description: Buffer size of the copy and all-reduce measurements on GPUs (the CPU run caps it at 64).
     type: int
     default: 256
+  resnet50:
+    description:
+      - With C(performance), also train ResNet-50 with mixed precision on random data and report images/s
+        per GPU, judged against NVIDIA's published one-GPU figure where one exists (threshold C(resnet50)),
+        measured without a verdict elsewhere.
+      - "On the CPU (O(allow_cpu)) a tiny run, reported as C(device: cpu) and never judged."
+    type: bool
+    default: false
+  resnet50_batch:
+    description: Images per training step of the ResNet-50 measurement on a GPU (the CPU run uses at most 2).
+    type: int
+    default: 128
   peers:
     description: Every host of the cross-node group, in the same order on every host (C(name), C(address)); the first is rank 0.
     type: list
@@ -222,19 +234,30 @@ def _observe(p, gpu_facts, run_command):
     return seen
 
 
+def _numa(gpu):
+    """numactl binding to the GPU's own NUMA node, where known and numactl is installed."""
+    if gpu.get('numa_node') is not None and os.path.exists('/usr/bin/numactl'):
+        return ['/usr/bin/numactl', '--cpunodebind=%d' % gpu['numa_node'], '--membind=%d' % gpu['numa_node']]
+    return []
+
+
 def _local(p, gpus, device, merged):
     python = p['python']
     results = []
     if device == 'cpu':
         rc, out, err = _run(measure.argv(python, 'local', cpu=True, size_mib=p['size_mib']), 300)
         results = perf.local_perf(measure.parse(out) or _failed(err), gpus, merged)
+        if p['resnet50']:
+            rc, out, err = _run(measure.argv(python, 'resnet50', cpu=True, batch=p['resnet50_batch']), 600)
+            results.extend(perf.resnet50_perf(measure.parse(out) or _failed(err), gpus, merged))
     else:
         for index, gpu in enumerate(gpus):
-            prefix = []
-            if gpu.get('numa_node') is not None and os.path.exists('/usr/bin/numactl'):
-                prefix = ['/usr/bin/numactl', '--cpunodebind=%d' % gpu['numa_node'], '--membind=%d' % gpu['numa_node']]
-            rc, out, err = _run(prefix + measure.argv(python, 'local', gpu=index, size_mib=p['size_mib']), 600)
+            rc, out, err = _run(_numa(gpu) + measure.argv(python, 'local', gpu=index, size_mib=p['size_mib']), 600)
             results.extend(perf.local_perf(measure.parse(out) or _failed(err), gpus, merged))
+            if p['resnet50']:
+                rc, out, err = _run(_numa(gpu) + measure.argv(python, 'resnet50', gpu=index,
+                                                              batch=p['resnet50_batch']), 600)
+                results.extend(perf.resnet50_perf(measure.parse(out) or _failed(err), gpus, merged))
     world = len(gpus) if device == 'cuda' else 2
     if world < 2:
         results.append(health_checks.check('allreduce', 'skip', None, None, 'one GPU: no all-reduce within the node'))
@@ -390,6 +413,8 @@ def main():
         thresholds=dict(type='dict', default={}),
         thresholds_by_model=dict(type='dict', default={}),
         size_mib=dict(type='int', default=256),
+        resnet50=dict(type='bool', default=False),
+        resnet50_batch=dict(type='int', default=128),
         peers=dict(type='list', elements='dict', default=[]),
         rank=dict(type='int', default=0),
         port=dict(type='int', default=29511),

@@ -25,19 +25,10 @@ import argparse
 import importlib
 import json
 import math
-import os
 import sys
 import time
 
 MARKER = 'GPUOPS-VERIFY '
-
-
-def _own_source():
-    """This file's text: from disk, or through its loader (the zip a module is shipped in)."""
-    if os.path.isfile(__file__):
-        with open(__file__, 'rb') as handle:
-            return handle.read().decode('utf-8')
-    return __loader__.get_data(__file__).decode('utf-8')  # noqa: F821 pylint: disable=undefined-variable
 
 
 def argv(python, imports, imports_only=False):
@@ -46,23 +37,17 @@ def argv(python, imports, imports_only=False):
     The source travels with the module (module_utils are packaged with it), so nothing is copied
     to the host beside the environments.
     """
-    cmd = [python, '-c', _own_source()]
-    if imports_only:
-        cmd.append('--imports-only')
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core.embedded import script_argv
+    args = ['--imports-only'] if imports_only else []
     for name in imports:
-        cmd += ['--import', name]
-    return cmd
+        args += ['--import', name]
+    return script_argv(python, __name__, args)
 
 
 def parse(out):
     """The JSON object the measurements printed (after MARKER), or None."""
-    for line in (out or '').splitlines():
-        if line.startswith(MARKER):
-            try:
-                return json.loads(line[len(MARKER):])
-            except ValueError:
-                return None
-    return None
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core.embedded import marked_json
+    return marked_json(out, MARKER)
 
 
 def _imports(names):

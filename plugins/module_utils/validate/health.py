@@ -18,35 +18,11 @@ import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.versions import numeric_or_none
 from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_peaks import peak_for
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.xid import XID_CRITICAL, XID_MEANINGS
 
 STATUSES = ('pass', 'warn', 'fail', 'skip')
 
-# XID meanings, from NVIDIA's "XID Errors" catalogue (docs.nvidia.com/deploy/xid-errors) - the
-# ones a fleet meets; any other number is reported as "see NVIDIA's XID catalogue".
-XID_MEANINGS = {
-    13: ('Graphics engine exception', 'application fault or driver bug; check the job first'),
-    31: ('GPU memory page fault', 'application fault (illegal address) or driver bug'),
-    32: ('Invalid or corrupted push buffer stream', 'driver or PCIe fault'),
-    38: ('Driver firmware error', 'driver firmware fault; update the driver'),
-    43: ('GPU stopped processing', 'application fault after a previous error'),
-    45: ('Preemptive cleanup, due to previous errors', 'follows another error; look at the XID before it'),
-    48: ('Double-bit ECC error', 'uncorrectable memory error: drain the node, reset the GPU, RMA if it repeats'),
-    61: ('Internal micro-controller breakpoint/warning', 'firmware fault; reset the GPU, update the driver'),
-    62: ('Internal micro-controller halt', 'firmware fault; reset the GPU'),
-    63: ('ECC page retirement or row remapping recording event', 'memory cells retired; reset the GPU to apply'),
-    64: ('ECC page retirement or row remapper recording failure', 'memory fault; RMA the GPU'),
-    74: ('NVLink error', 'NVLink fault: reseat the GPU/baseboard, check the NVSwitch tray'),
-    79: ('GPU has fallen off the bus', 'PCIe, power or thermal fault: check power, riser, cooling'),
-    92: ('High single-bit ECC error rate', 'degrading memory: watch, RMA if it persists'),
-    94: ('Contained ECC error', 'uncorrectable error contained to one application: reset the GPU when idle'),
-    95: ('Uncontained ECC error', 'uncorrectable error: drain the node and reset the GPU'),
-    119: ('GSP RPC timeout', 'GSP firmware timeout: reset the GPU, update the driver'),
-    120: ('GSP error', 'GSP firmware fault: reset the GPU, update the driver'),
-    123: ('SPI PMU RPC write failure', 'firmware fault: reset the GPU'),
-}
-
-# Critical: the GPU must not take work until handled. The rest warn (often application faults).
-XID_CRITICAL = frozenset((48, 62, 64, 74, 79, 94, 95, 119, 120))
+# XID meanings and the critical ones: validate/xid.py (the table, with its sources per row).
 
 _XID_RE = re.compile(r'NVRM: Xid \(PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (\d+)')
 

@@ -28,6 +28,7 @@ PREFIX = 'gpu_validate_'
 BOUNDS = {
     'timeout': (1, 600),
     'size_mib': (1, 16384),
+    'resnet50_batch': (1, 1024),
     'refresh_days': (1, 3650),
     'retired_page_limit': (0, 1000000),
     'port': (1, 65535),

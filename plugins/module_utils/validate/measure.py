@@ -11,6 +11,7 @@ Ansible or the collection, because the environment has neither.
     <env>/bin/python -c "<source>" --mode local [--cpu | --gpu INDEX] [--size-mib N]
     <env>/bin/python -c "<source>" --mode allreduce --rank R --world N --master ADDR --port P
                                    [--backend nccl|gloo|auto] [--timeout S] [--size-mib N]
+    <env>/bin/python -c "<source>" --mode resnet50 [--cpu | --gpu INDEX] [--batch N]
 
 - devices: the PyTorch version, the CUDA it was built for and the GPUs it sees;
 - local: per GPU, a bfloat16 matrix multiply (float16 where the GPU has no bfloat16) in TFLOP/s,
@@ -20,7 +21,11 @@ Ansible or the collection, because the environment has neither.
   small sizes, reported as ``device: cpu`` - never a GPU figure;
 - allreduce: one rank of torch.distributed (NCCL on GPUs, gloo on the CPU) through
   ``tcp://ADDR:PORT``; rank 0 prints the bus bandwidth (algorithm bandwidth x 2(n-1)/n, as
-  nccl-tests defines it), every rank its own time; joining is bounded by ``--timeout``.
+  nccl-tests defines it), every rank its own time; joining is bounded by ``--timeout``;
+- resnet50: per GPU, ResNet-50 (written here with torch.nn; torchvision is not needed) trained on
+  random 224x224 images with bf16 autocast (fp16 and a GradScaler where the GPU has no bf16),
+  channels_last, images/s over 20 steps after 5 warm-up steps; with ``--cpu`` a tiny run on the
+  CPU (32x32 images), reported as ``device: cpu``.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -28,41 +33,29 @@ __metaclass__ = type
 
 import argparse
 import json
-import os
 import sys
 import time
 
 MARKER = 'GPUOPS-VALIDATE '
 
 
-def _own_source():
-    if os.path.isfile(__file__):
-        with open(__file__, 'rb') as handle:
-            return handle.read().decode('utf-8')
-    return __loader__.get_data(__file__).decode('utf-8')  # noqa: F821 pylint: disable=undefined-variable
-
-
 def argv(python, mode, **options):
     """The command that runs this file's ``mode`` with ``python``; options become ``--key value``."""
-    cmd = [python, '-c', _own_source(), '--mode', mode]
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core.embedded import script_argv
+    args = ['--mode', mode]
     for key in sorted(options):
         value = options[key]
         if value is None or value is False:
             continue
         flag = '--' + key.replace('_', '-')
-        cmd.extend([flag] if value is True else [flag, str(value)])
-    return cmd
+        args.extend([flag] if value is True else [flag, str(value)])
+    return script_argv(python, __name__, args)
 
 
 def parse(out):
     """The JSON object printed after MARKER, or None."""
-    for line in (out or '').splitlines():
-        if line.startswith(MARKER):
-            try:
-                return json.loads(line[len(MARKER):])
-            except ValueError:
-                return None
-    return None
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core.embedded import marked_json
+    return marked_json(out, MARKER)
 
 
 def _timed(torch, device, fn, repeat):
@@ -99,6 +92,17 @@ def _host_device(torch, device, size_mib, repeat):
     return round(host.numel() / h2d / 1e9, 3), round(host.numel() / d2h / 1e9, 3)
 
 
+def _cuda_indexes(torch, args, result):
+    """The GPUs to measure (``--gpu``, else every one PyTorch sees), with ``result['device']`` set;
+    none, with the error set, where PyTorch sees no GPU."""
+    if not torch.cuda.is_available():
+        result.update(device='none', error='torch.cuda.is_available() is false: PyTorch sees no GPU (CPU build, '
+                                           'or no driver)')
+        return []
+    result['device'] = 'cuda'
+    return [args.gpu] if args.gpu is not None else list(range(torch.cuda.device_count()))
+
+
 def devices(args):
     import torch
     available = bool(torch.cuda.is_available())
@@ -116,13 +120,7 @@ def local(args):
                            'matmul_tflops': _matmul(torch, 'cpu', torch.bfloat16, 256, 3),
                            'copy_gbps': _copy(torch, 'cpu', min(args.size_mib, 64), 3)}]
         return result
-    if not torch.cuda.is_available():
-        result['device'] = 'none'
-        result['error'] = 'torch.cuda.is_available() is false: PyTorch sees no GPU (CPU build, or no driver)'
-        return result
-    result['device'] = 'cuda'
-    indexes = [args.gpu] if args.gpu is not None else range(torch.cuda.device_count())
-    for index in indexes:
+    for index in _cuda_indexes(torch, args, result):
         device = 'cuda:%d' % index
         torch.cuda.set_device(index)
         bf16 = torch.cuda.is_bf16_supported()
@@ -180,9 +178,112 @@ def allreduce(args):
     return result
 
 
+# ResNet-50 (He et al., "Deep Residual Learning for Image Recognition", 2015, table 1) in the
+# v1.5 form NVIDIA's published training figures use: a down-sampling bottleneck strides in its 3x3
+# convolution, not its first 1x1. Stages of (width, bottlenecks, stride); a bottleneck's output is
+# 4 x its width. 25,557,032 trainable parameters with 1000 classes.
+RESNET50_STAGES = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))
+RESNET50_PARAMETERS = 25557032
+
+
+def resnet50(torch, classes=1000):
+    """ResNet-50 v1.5 built from torch.nn alone (torchvision is not required)."""
+    nn = torch.nn
+
+    def conv_bn(cin, cout, kernel, stride=1, relu=True):
+        layers = [nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, bias=False),
+                  nn.BatchNorm2d(cout)]
+        return layers + [nn.ReLU(inplace=True)] if relu else layers
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, width, stride):
+            super(Bottleneck, self).__init__()
+            cout = 4 * width
+            self.body = nn.Sequential(*(conv_bn(cin, width, 1) + conv_bn(width, width, 3, stride)
+                                        + conv_bn(width, cout, 1, relu=False)))
+            self.shortcut = (nn.Sequential(*conv_bn(cin, cout, 1, stride, relu=False))
+                             if stride != 1 or cin != cout else nn.Identity())
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):  # pylint: disable=arguments-differ
+            return self.relu(self.body(x) + self.shortcut(x))
+
+    layers = conv_bn(3, 64, 7, 2) + [nn.MaxPool2d(3, stride=2, padding=1)]
+    cin = 64
+    for width, blocks, stride in RESNET50_STAGES:
+        for block in range(blocks):
+            layers.append(Bottleneck(cin, width, stride if block == 0 else 1))
+            cin = 4 * width
+    return nn.Sequential(*(layers + [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, classes)]))
+
+
+def _resnet50_steps(torch, device, batch, size, warmup, steps):
+    """Mixed-precision training steps on random images: bf16 autocast (fp16 with a GradScaler where
+    the GPU has no bf16), channels_last on a GPU; images/s over ``steps`` after ``warmup``."""
+    cuda = device != 'cpu'
+    torch.manual_seed(0)
+    model = resnet50(torch).to(device)
+    bf16 = torch.cuda.is_bf16_supported() if cuda else True
+    dtype = torch.bfloat16 if bf16 else torch.float16
+    images = torch.randn(batch, 3, size, size, device=device)
+    if cuda:
+        torch.backends.cudnn.benchmark = True
+        model = model.to(memory_format=torch.channels_last)
+        images = images.contiguous(memory_format=torch.channels_last)
+    labels = torch.randint(0, 1000, (batch,), device=device)
+    optimiser = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    scaler = torch.amp.GradScaler('cuda' if cuda else 'cpu', enabled=not bf16)
+    losses = []
+
+    def step():
+        optimiser.zero_grad(set_to_none=True)
+        with torch.autocast(device_type='cuda' if cuda else 'cpu', dtype=dtype):
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+        scaler.scale(loss).backward()
+        scaler.step(optimiser)
+        scaler.update()
+        losses.append(loss.detach())
+
+    for dummy in range(warmup):
+        step()
+    if cuda:
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    for dummy in range(steps):
+        step()
+    if cuda:
+        torch.cuda.synchronize(device)
+    seconds = time.perf_counter() - start
+    finite = bool(torch.isfinite(torch.stack(losses)).all().item())
+    return {'images_per_s': round(batch * steps / seconds, 2), 'batch': batch, 'image_size': size,
+            'steps': steps, 'warmup_steps': warmup, 'dtype': 'bfloat16' if bf16 else 'float16',
+            'grad_scaler': not bf16, 'channels_last': cuda, 'loss_finite': finite,
+            'parameters': sum(p.numel() for p in model.parameters())}
+
+
+def resnet(args):
+    """ResNet-50 training images/s per GPU (224x224, ``--batch``); with ``--cpu`` a tiny run
+    (32x32 images, at most 2 a batch, one step after one warm-up step) reported as ``device: cpu``."""
+    import torch
+    result = {'torch': torch.__version__, 'gpus': []}
+    if args.cpu:
+        result['device'] = 'cpu'
+        entry = _resnet50_steps(torch, 'cpu', min(args.batch, 2), 32, 1, 1)
+        entry.update({'index': None, 'name': 'cpu', 'device': 'cpu'})
+        result['gpus'].append(entry)
+        return result
+    for index in _cuda_indexes(torch, args, result):
+        torch.cuda.set_device(index)
+        entry = _resnet50_steps(torch, 'cuda:%d' % index, args.batch, 224, 5, 20)
+        entry.update({'index': index, 'name': torch.cuda.get_device_name(index), 'device': 'cuda'})
+        result['gpus'].append(entry)
+        torch.cuda.empty_cache()
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument('--mode', choices=['devices', 'local', 'allreduce'], required=True)
+    parser.add_argument('--mode', choices=['devices', 'local', 'allreduce', 'resnet50'], required=True)
     parser.add_argument('--cpu', action='store_true')
     parser.add_argument('--gpu', type=int, default=None)
     parser.add_argument('--size-mib', type=int, default=256)
@@ -193,9 +294,10 @@ def main():
     parser.add_argument('--port', type=int, default=29500)
     parser.add_argument('--backend', choices=['nccl', 'gloo', 'auto'], default='gloo')
     parser.add_argument('--timeout', type=int, default=20)
+    parser.add_argument('--batch', type=int, default=128)
     args = parser.parse_args()
     try:
-        result = {'devices': devices, 'local': local, 'allreduce': allreduce}[args.mode](args)
+        result = {'devices': devices, 'local': local, 'allreduce': allreduce, 'resnet50': resnet}[args.mode](args)
     except Exception as exc:  # pylint: disable=broad-except
         result = {'error': '%s: %s' % (type(exc).__name__, exc), 'mode': args.mode}
     result['python'] = '%d.%d.%d' % sys.version_info[:3]

@@ -12,12 +12,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_peaks import pcie_peak_gbps, peak_for
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_peaks import (
+    pcie_peak_gbps, peak_for, resnet50_published)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.health import check
 
-METRICS = ('matmul', 'memory_copy', 'host_device', 'allreduce', 'cross_allreduce', 'network')
+METRICS = ('matmul', 'memory_copy', 'host_device', 'allreduce', 'cross_allreduce', 'network', 'resnet50')
+# resnet50: of NVIDIA's published one-GPU training figure (float16 AMP on ImageNet through DALI;
+# gpu_validate trains on random data with bf16, without a tuned data pipeline or compilation).
 DEFAULT_THRESHOLDS = {'matmul': 0.6, 'memory_copy': 0.7, 'host_device': 0.6, 'allreduce': 0.5,
-                      'cross_allreduce': 0.3, 'network': 0.5}
+                      'cross_allreduce': 0.3, 'network': 0.5, 'resnet50': 0.5}
 
 
 def validate_thresholds(thresholds, by_model, names=('thresholds', 'thresholds_by_model')):
@@ -106,6 +109,46 @@ def local_perf(result, gpus, merged):
         out.append(_judge('host_device', subject, min(entry['h2d_gbps'], entry['d2h_gbps']), 'GB/s', link,
                           limits['host_device'], 'PCIe Gen%s x%s per direction' % (
                               pcie.get('max_gen') or peak['pcie_gen'], pcie.get('max_width') or peak['pcie_width'])))
+    return out
+
+
+def resnet50_perf(result, gpus, merged):
+    """Checks from measure.py's ``resnet50`` result: images/s per GPU against NVIDIA's published
+    one-GPU figure for the model where one exists; measured without a verdict where none does, and
+    never judged on the CPU."""
+    if result is None or result.get('error'):
+        return [check('resnet50', 'fail', None, None, 'the ResNet-50 training measurement failed: %s'
+                      % ((result or {}).get('error') or 'no result'))]
+    out = []
+    for entry in result.get('gpus') or []:
+        what = 'ResNet-50 training, %s autocast, batch %s of %sx%s random images' % (
+            entry.get('dtype'), entry.get('batch'), entry.get('image_size'), entry.get('image_size'))
+        if entry.get('device') == 'cpu':
+            subject = 'cpu'
+        else:
+            subject = 'GPU%s' % entry.get('index')
+        if not entry.get('loss_finite'):
+            out.append(check('resnet50', 'fail', entry.get('images_per_s'), None,
+                             '%s: %s gave a loss that is not finite' % (subject, what), subject))
+            continue
+        if entry.get('device') == 'cpu':
+            out.append(_unjudged('resnet50', subject, entry.get('images_per_s'), 'images/s',
+                                 'device: cpu - %s, a tiny CPU run that proves the path, never a GPU result; '
+                                 'no verdict' % what))
+            continue
+        index = entry.get('index')
+        gpu = gpus[index] if index is not None and index < len(gpus) else {}
+        published = resnet50_published(gpu.get('pci_device_id'))
+        if published is None:
+            peak = peak_for(gpu.get('pci_device_id'))
+            out.append(_unjudged('resnet50', subject, entry.get('images_per_s'), 'images/s', (
+                'no published one-GPU ResNet-50 training figure for %s: measured, no verdict' % peak['model'])
+                if peak else 'model unknown (%s, PCI id %s): measured, no verdict' % (
+                    entry.get('name'), gpu.get('pci_device_id'))))
+            continue
+        limits = thresholds_for(merged, peak_for(gpu.get('pci_device_id')))
+        out.append(_judge('resnet50', subject, entry.get('images_per_s'), 'images/s', published['images_per_s'],
+                          limits['resnet50'], published['what']))
     return out
 
 

@@ -105,6 +105,16 @@ def test_cpu_run_with_real_torch_is_never_a_gpu_result(dirs):
 
 @pytest.mark.skipif(not os.environ.get("GPUOPS_TEST_TORCH_PYTHON"),
                     reason="GPUOPS_TEST_TORCH_PYTHON (a python with CPU torch) not set")
+def test_resnet50_on_the_cpu_is_measured_never_judged(dirs):
+    res = _run(gpu_facts=CPU_ONLY, groups=["performance"], allow_cpu=True, size_mib=8, resnet50=True,
+               python=os.environ["GPUOPS_TEST_TORCH_PYTHON"], **dirs)
+    resnet = [c for c in res["validation"]["checks"] if c["check"] == "resnet50"]
+    assert len(resnet) == 1 and resnet[0]["status"] == "skip" and resnet[0]["measured"] > 0, resnet
+    assert "device: cpu" in resnet[0]["reason"] and resnet[0]["fraction"] is None
+
+
+@pytest.mark.skipif(not os.environ.get("GPUOPS_TEST_TORCH_PYTHON"),
+                    reason="GPUOPS_TEST_TORCH_PYTHON (a python with CPU torch) not set")
 def test_gpus_torch_cannot_see_fail_and_cpu_figures_are_not_gpu_results(dirs):
     facts = dict(NO_DRIVER, driver={"loaded": True, "version": "550.127.05"})
     res = _run(gpu_facts=facts, groups=["performance"], allow_cpu=True, size_mib=8,
