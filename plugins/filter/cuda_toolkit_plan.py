@@ -54,10 +54,17 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Decide
+- name: Gather the installed packages
+  ansible.builtin.package_facts:
+
+- name: Decide what two side-by-side toolkits need on this host (driver from the GPU probe)
   ansible.builtin.set_fact:
-    __cuda_toolkit_resolved: >-
-      {{ __cuda_toolkit | gpuops.dlserver.cuda_toolkit_plan(platform, driver, ansible_facts.packages.keys() | list) }}
+    cuda_plan: >-
+      {{ {'source': 'cuda_repo', 'versions': ['12.4', '12.6'], 'default': '12.6', 'driver_compat': 'minor',
+          'status_file': '/etc/gpuops/cuda_toolkit.json'}
+         | gpuops.dlserver.cuda_toolkit_plan({'distribution': 'Debian', 'major': '12'},
+                                             {'version': '580.95.05', 'loaded': true, 'branch': '580'},
+                                             ansible_facts.packages.keys() | list) }}
 """
 
 RETURN = r"""
