@@ -76,7 +76,12 @@ def test_mig_and_profiling(host):
                                   "gpu_validate"])
 def test_gpu_roles_gated(host, role):
     decision = plan(host)["roles"][role]
-    if name(host) == "nvd-site-cpu":
+    if role == "cuda_toolkit":
+        # Toolkits are installed where the inventory lists them (cuda_toolkit_versions), on GPU hosts
+        # and - with cuda_toolkit_without_gpu - on others; this scenario lists none.
+        assert decision["run"] is False, decision
+        assert "cuda_toolkit_versions" in decision["reason"], decision
+    elif name(host) == "nvd-site-cpu":
         assert decision["run"] is False, decision
         assert "GPU" in decision["reason"]
     elif role == "gpu_validate":

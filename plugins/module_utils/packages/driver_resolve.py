@@ -142,7 +142,8 @@ def resolve(p, host):
                             'the repositories carry, or add the repository that has them, and run the role again'
                             % (row['package'], running))
     headers_install = [h['package'] for h in header_rows if not h['installed'] and h['available']] if load else []
-    files, repo_files = render_files(plat, pk, result, keys, debian, url, keyring, repo_text, facts['flavour'])
+    files, repo_files = render_files(plat, pk, result, keys, debian, url, keyring, repo_text, facts['flavour'],
+                                     companion_pins(pk, versions, have, backend))
     ctx = {'load': load, 'load_reason': load_reason, 'repo_text': repo_text, 'fm_repo_text': fm_repo_text,
            'debian': debian, 'url': url, 'keyring': keyring, 'kernels': kernel_list, 'headers': header_rows,
            'secure_boot': sb, 'signing': bool(keys), 'nouveau': nouveau, 'initramfs': initramfs,
@@ -157,7 +158,22 @@ def resolve(p, host):
             'activation': act, 'secure_boot': sb, 'initramfs': initramfs, 'status': status, 'problems': problems}
 
 
-def render_files(plat, pk, result, keys, debian, url, keyring, repo_text, flavour):
+def companion_pins(pk, versions, have, backend):
+    """{package: version} of the driver's companions that carry versions of their own (Debian's
+    nvidia-persistenced): the installed version, else the newest the source carries. Pinned beside
+    the driver so that another repository on the host (NVIDIA's CUDA repository, added for DCGM or
+    a toolkit) cannot replace them on ``apt upgrade``."""
+    if backend != 'apt':
+        return {}
+    pins = {}
+    for name in pk['persistenced']:
+        version = (have.get(name) or {}).get('version') or (versions.get(name) or [None])[0]
+        if version:
+            pins[name] = version
+    return pins
+
+
+def render_files(plat, pk, result, keys, debian, url, keyring, repo_text, flavour, companions=None):
     """The text of every file the role writes for the driver, and the list of (dest, content)."""
     backend, branch = plat['backend'], plat['branch']
     header = plat['header']
@@ -182,7 +198,12 @@ def render_files(plat, pk, result, keys, debian, url, keyring, repo_text, flavou
             'Every package of the driver\'s family at exactly this version wins (priority 1001, which also '
             'downgrades to it);\nother versions keep their default priority, so neither `apt upgrade` nor '
             'unattended-upgrades moves\nthe driver. To change it, set nvidia_driver_version (or '
-            'nvidia_driver_upgrade: true).' % (result['target'], branch, flavour, repo_text), 'nvidia_driver_version'))
+            'nvidia_driver_upgrade: true).' % (result['target'], branch, flavour, repo_text), 'nvidia_driver_version')
+            + ''.join('\n' + sources.render_pin(
+                [name], version, 'gpuops.dlserver.nvidia_driver: %s has versions of its own in %s; kept at this one so '
+                'that no other repository\non the host (NVIDIA\'s CUDA repository, added for DCGM or a toolkit) '
+                'replaces it.' % (name, repo_text), 'nvidia_driver_version')
+                for name, version in sorted((companions or {}).items())))
         if backend == 'apt' and result['pinned'] and not result['problems'] else '',
         'modules_load': header + '\n' + ''.join(m + '\n' for m in pk['modules_load']),
         'dkms_signing': repo.dkms_signing_conf(keys, header),
