@@ -311,6 +311,9 @@ class CallbackModule(CallbackBase):
             prof = ((plan.get("dcgm") or {}).get("profiling") or {})
             parts.append("DCGM profiling: %s" % ("yes" if prof.get("value") else "no"))
             lines.append("plan: " + "; ".join(parts))
+            for role, decision in sorted((plan.get("adopt") or {}).items()):
+                if isinstance(decision, dict) and decision.get("action") == "leave":
+                    lines.append("left alone (%s): %s" % (role, decision.get("reason")))
             for w in plan.get("warnings") or []:
                 lines.append("warning: %s" % (w.get("message") if isinstance(w, dict) else w))
         return lines

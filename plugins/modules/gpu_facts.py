@@ -99,6 +99,16 @@ options:
       - C(0) waits without a limit.
     type: int
     default: 30
+  packages:
+    description:
+      - Whether to read who installed the driver (C(auto)); C(disabled) leaves C(driver.installed_packages),
+        C(driver.package_origins), C(driver.runfile) and C(driver.marker) out.
+      - Reads the package manager's state only (C(dpkg-query -W) and C(apt-cache policy), or C(rpm -qa));
+        the plan decides from it whether the nvidia_driver role manages the driver or leaves it alone
+        (C(nvidia_driver_adopt)).
+    type: str
+    choices: [auto, disabled]
+    default: auto
 notes:
   - Commands run with C(LC_ALL=C).
   - No error of the probe ends in a traceback. Permission denied on a sysfs file the PCI scan needs
@@ -229,11 +239,19 @@ ansible_facts:
           type: dict
           returned: always
         driver:
-          description: C(loaded), C(version), C(cuda_version) (null when unknown) and C(kernel_module_flavor).
+          description:
+            - C(loaded), C(version), C(cuda_version) (null when unknown) and C(kernel_module_flavor).
+            - With O(packages=auto) also who installed it - C(installed_packages) (the driver's kernel-module
+              packages, C(name) to C(version), installed even when not loaded yet), C(package_origins) (each
+              package's C(cuda_repo), C(distro) or C(other)), C(runfile) (NVIDIA's C(.run) installer left
+              its files, or C(nvidia-smi) is there without any driver package), C(marker) (the version pin
+              the nvidia_driver role writes) and C(packages_read) (C(answered), C(reason)).
           type: dict
           returned: always
           sample: {"loaded": true, "version": "535.161.08", "cuda_version": "12.2",
-                   "kernel_module_flavor": "open"}
+                   "kernel_module_flavor": "open", "installed_packages": {"nvidia-kernel-open-dkms": "535.161.08-1"},
+                   "package_origins": {"nvidia-kernel-open-dkms": "cuda_repo"}, "runfile": false,
+                   "marker": true, "packages_read": {"answered": true, "reason": null}}
         capabilities:
           description: C(fabric_manager_required), C(open_kernel_modules_supported), C(mig_capable), C(dcgm_profiling_supported).
           type: dict
@@ -278,6 +296,7 @@ ARGUMENT_SPEC = dict(
     nvidia_smi_path=dict(type="path"),
     nvidia_smi_timeout=dict(type="int", default=30),
     nvml_init_timeout=dict(type="int", default=30),
+    packages=dict(type="str", default="auto", choices=["auto", "disabled"]),
 )
 
 

@@ -48,6 +48,11 @@ def nvidia_driver(parts):
     if not driver.get("required"):
         return {"required": False, "reason": driver.get("reason"), "in_container": dig(plan, "host", "in_container"),
                 "load_modules": driver.get("load_modules")}
+    adopt = dig(plan, "adopt", "nvidia_driver", default={}) or {}
+    if adopt.get("action") == "leave":
+        # a driver the collection did not install: reported, not touched (plan/adopt.py)
+        return {"required": True, "left_alone": True, "reason": adopt.get("reason"), "owner": adopt.get("owner"),
+                "installed": driver.get("installed"), "loaded": driver.get("loaded")}
     resolved = parts.get("resolved") or {}
     record = dict(dig(resolved, "status", default={}) or {})
     if dig(resolved, "activation", "action", default="") in ("deferred", "skipped", "not_applicable"):

@@ -139,6 +139,39 @@ def driver(evidence, source, adopt):
     return decide('nvidia_driver', 'the NVIDIA driver', found['owner'], found['reason'], adopt)
 
 
+NOT_READ = 'not_read'
+
+
+def driver_evidence(driver_facts):
+    """The evidence of ``driver_owner`` from the probe's ``driver`` facts (gpu_facts, probe/packages.py),
+    or None when the probe did not read the package state (``packages: disabled``, older facts)."""
+    if not isinstance(driver_facts, dict) or 'packages_read' not in driver_facts:
+        return None
+    installed = driver_facts.get('installed_packages') or {}
+    origins = driver_facts.get('package_origins') or {}
+    if not isinstance(installed, dict) or not isinstance(origins, dict):
+        raise AdoptError('adopt: installed_packages and package_origins must be dicts, got %r and %r'
+                         % (installed, origins))
+    return {
+        'runfile': driver_facts.get('runfile', False),
+        'marker': driver_facts.get('marker', False),
+        'loaded': driver_facts.get('loaded') is True,
+        'origins': sorted(set(origins.get(name, 'other') for name in installed)),
+    }
+
+
+def plan_driver(driver_facts, source, adopt):
+    """The plan's ``adopt.nvidia_driver``: ``driver(...)`` from the probe's facts; when the probe did
+    not read the package state, ``manage`` (owner ``not_read``) as before the collection read it."""
+    evidence = driver_evidence(driver_facts)
+    if evidence is None:
+        _bool(adopt, 'nvidia_driver_adopt')
+        return {'action': 'manage', 'owner': NOT_READ,
+                'reason': 'the probe did not read who installed the driver (gpu_facts packages: disabled): '
+                          'the role manages it'}
+    return driver(evidence, source, adopt)
+
+
 def component(role, what, installed, marker, adopt):
     """A component the collection marks when it installs it (container toolkit, DCGM, a Python
     environment at the role's prefix): ``installed`` without the ``marker`` is someone else's."""

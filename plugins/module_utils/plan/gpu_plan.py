@@ -38,13 +38,14 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.devices impor
     decide_mig,
     decide_persistence,
 )
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import adopt
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.driver import decide_driver
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import ROLES, validate_plan_options
 
 PLAN_VERSION = 1
 
 
-def _decide_roles(ctx, driver, dcgm):
+def _decide_roles(ctx, driver, dcgm, adopt_driver):
     has_gpus = ctx['gpu_count'] > 0
     in_container = ctx['options']['in_container']
     driver_reason = driver['reason']
@@ -61,7 +62,8 @@ def _decide_roles(ctx, driver, dcgm):
     decisions = {
         'cuda_toolkit': _decide_cuda_toolkit(ctx['options'], driver, gpu_stack_reason),
         'os_tuning': (True, 'every host is tuned; GPU-specific settings follow this plan'),
-        'nvidia_driver': (driver['required'], driver_reason),
+        'nvidia_driver': ((False, adopt_driver['reason']) if driver['required'] and adopt_driver['action'] == 'leave'
+                          else (driver['required'], driver_reason)),
         'nvidia_container_toolkit': (driver['required'], gpu_stack_reason),
         'python_stack': (True, 'every host gets the Python stacks (CPU wheels where there is no GPU)'),
         'node_exporter': (True, 'every host exports node metrics'),
@@ -173,6 +175,10 @@ def build_plan(facts, options=None):
     ctx['fabric'] = fabric_evidence(facts, gpus)
     _collect_warnings(ctx)
     driver = decide_driver(ctx)
+    try:
+        adopt_driver = adopt.plan_driver(driver_facts, opts['driver_source'], opts['driver_adopt'])
+    except adopt.AdoptError as exc:
+        raise ValueError('gpuops_gpu.driver: %s' % exc)
     fabric_manager, nvlsm = decide_fabric(ctx, driver)
     dcgm = decide_dcgm(ctx)
     plan = {
@@ -200,7 +206,8 @@ def build_plan(facts, options=None):
                                              'written to /etc/sysctl.d but not applied live'}
                    if opts['in_container'] else
                    {'live': True, 'reason': 'sysctl settings are written and applied live'}),
-        'roles': _decide_roles(ctx, driver, dcgm),
+        'adopt': {'nvidia_driver': adopt_driver},
+        'roles': _decide_roles(ctx, driver, dcgm, adopt_driver),
         'options': opts,
         'warnings': warnings,
         'errors': errors,

@@ -26,6 +26,8 @@ PLAN_INPUTS = {
     'driver_branch': ('nvidia_driver', 'branch'),
     'driver_version': ('nvidia_driver', 'version'),
     'driver_upgrade': ('nvidia_driver', 'upgrade'),
+    'driver_source': ('nvidia_driver', 'source'),
+    'driver_adopt': ('nvidia_driver', 'adopt'),
     'mig': ('nvidia_driver', 'mig_mode'),
     'persistence': ('nvidia_driver', 'persistence'),
     'dcgm_profiling': ('dcgm_exporter', 'profiling'),

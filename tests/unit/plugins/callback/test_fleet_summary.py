@@ -236,3 +236,12 @@ def test_json_path_unset_writes_nothing(tmp_path):
     callback = CallbackModule()
     callback.get_option = lambda name: None
     assert callback._json_path() is None
+
+
+def test_a_driver_left_alone_is_shown():
+    plan = {'driver': {'required': True, 'kernel_modules': {'value': 'open'}},
+            'adopt': {'nvidia_driver': {'action': 'leave', 'owner': 'runfile', 'reason': 'runfile; left alone'}},
+            'roles': {'nvidia_driver': {'run': False, 'reason': 'runfile; left alone'}}}
+    lines = CallbackModule.host_lines("h", {"changed": 0}, {}, {"plan": plan})
+    assert "  left alone (nvidia_driver): runfile; left alone" in lines
+    assert any("nvidia_driver" in line and "skipped: runfile; left alone" in line for line in lines)

@@ -43,7 +43,8 @@ def _run(args):
 
 
 def _args(trees, host, tmp_path, **extra):
-    args = {"sysfs_root": trees[host], "procfs_root": str(tmp_path), "pci_ids_path": str(tmp_path / "none")}
+    args = {"sysfs_root": trees[host], "procfs_root": str(tmp_path), "pci_ids_path": str(tmp_path / "none"),
+            "packages": "disabled"}
     args.update(extra)
     return args
 
@@ -354,3 +355,28 @@ def test_documentation_matches_the_argument_spec(monkeypatch):
         assert spec[name]["type"] == option["type"], name
         assert spec[name].get("default") == option.get("default"), name
         assert spec[name].get("choices") == option.get("choices"), name
+
+
+def test_packages_auto_reports_who_installed_the_driver(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    seen = []
+
+    def run_command(self, args, **kwargs):
+        seen.append((kwargs.get("environ_update"), list(args)))
+        if args[0].endswith("dpkg-query"):
+            return 0, "ii \tnvidia-kernel-open-dkms\t535.161.08-1\n", ""
+        if args[1:] == ["policy"]:
+            return 0, "Package files:\n 100 /var/lib/dpkg/status\n     release a=now\n", ""
+        return 0, ("nvidia-kernel-open-dkms:\n  Installed: 535.161.08-1\n  Candidate: 535.161.08-1\n"
+                   "  Version table:\n *** 535.161.08-1 100\n        100 /var/lib/dpkg/status\n"), ""
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
+                        lambda self, name, *a, **k: "/usr/bin/" + name if name in ("dpkg-query", "apt-cache") else None)
+    result = _run(_args(trees, "hgx-h100-8gpu", tmp_path, nvidia_smi="disabled", packages="auto"))
+    driver = result["ansible_facts"]["gpuops_gpu"]["driver"]
+    assert driver["installed_packages"] == {"nvidia-kernel-open-dkms": "535.161.08-1"}
+    # no configured repository carries it: a .deb installed by hand, "other"
+    assert driver["package_origins"] == {"nvidia-kernel-open-dkms": "other"}
+    assert driver["packages_read"] == {"answered": True, "reason": None}
+    assert all(env == {"LC_ALL": "C"} for env, dummy in seen) and len(seen) == 3

@@ -43,3 +43,12 @@ def test_bad_parts_are_refused(role, parts, word):
 def test_parts_must_be_a_dict():
     with pytest.raises(AnsibleFilterError, match="must be a dict"):
         role_status(["plan"], "nvidia_driver")
+
+
+def test_a_driver_left_alone_says_who_installed_it():
+    plan = {'driver': {'required': True, 'installed': {'version': '570.195.03', 'branch': 570, 'loaded': True}},
+            'adopt': {'nvidia_driver': {'action': 'leave', 'owner': 'runfile',
+                                        'reason': 'the NVIDIA driver ... left alone (set nvidia_driver_adopt: true ...)'}}}
+    record = build('nvidia_driver', {'plan': plan, 'inputs': {}})
+    assert record['left_alone'] is True and record['owner'] == 'runfile'
+    assert 'nvidia_driver_adopt: true' in record['reason']

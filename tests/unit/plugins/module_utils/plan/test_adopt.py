@@ -79,3 +79,32 @@ def test_the_inventory_still_decides():
 def test_malformed_installed_packages_fail_naming_the_fact():
     with pytest.raises(ValueError, match='installed_packages'):
         build_plan(_facts(['nvidia-kernel-dkms']), {'in_container': True})
+
+
+@pytest.mark.parametrize('case', CASES['plan'], ids=[c['name'] for c in CASES['plan']])
+def test_plan_carries_the_decision(case):
+    facts = _facts()
+    facts['driver'] = case['facts']
+    plan = build_plan(facts, {'in_container': True, 'driver_source': case['source'], 'driver_adopt': case['adopt'],
+                              'source_branches': [535, 580]})
+    decision = plan['adopt']['nvidia_driver']
+    assert (decision['action'], decision['owner']) == (case['expect']['action'], case['expect']['owner'])
+    assert plan['roles']['nvidia_driver']['run'] is case['expect']['run']
+    if not case['expect']['run']:
+        assert plan['roles']['nvidia_driver']['reason'] == decision['reason']
+        assert 'nvidia_driver_adopt: true' in decision['reason']
+    if 'branch' in case['expect']:
+        assert plan['driver']['branch']['value'] == case['expect']['branch']
+
+
+def test_bad_package_facts_fail_naming_the_fact():
+    facts = _facts()
+    facts['driver'] = {'loaded': False, 'installed_packages': {}, 'package_origins': ['x'],
+                       'packages_read': {'answered': True}}
+    with pytest.raises(ValueError, match='gpuops_gpu.driver'):
+        build_plan(facts, {'in_container': True})
+
+
+def test_a_bad_consent_value_is_refused():
+    with pytest.raises(ValueError, match='nvidia_driver_adopt'):
+        build_plan(_facts(), {'in_container': True, 'driver_adopt': 'maybe'})

@@ -1,0 +1,240 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Who installed the NVIDIA driver on the host: its packages, where they came from, a runfile.
+
+The probe's package depth (``gpu_facts``): the driver's installed packages (``{name: version}``,
+dpkg or rpm state: installed counts even when the module is not loaded yet), the origin of each
+(``cuda_repo``: NVIDIA's CUDA repository or a mirror keeping its layout; ``distro``: the
+distribution's archive; ``other``: any other repository, or a package no configured repository
+carries), whether NVIDIA's ``.run`` installer was used, and whether the collection's own record
+of its driver install is there. ``plan/adopt.py`` decides from these.
+
+Parsers are pure functions of the commands' text; ``read(...)`` runs the commands through the
+caller's runner. Standard library only, Python 3.8+ (runs on targets).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+# The packages that carry the driver's kernel modules (their version is the driver's):
+# Debian (nvidia-graphics-drivers, -tesla-<branch>), NVIDIA's CUDA repository (Debian, Ubuntu,
+# EL), Ubuntu's archive (nvidia-dkms-<branch>[-server][-open], nvidia-headless-*).
+DRIVER_PACKAGE = re.compile(
+    r'nvidia-kernel(?:-open)?-dkms|nvidia-open-kernel-dkms|nvidia-tesla-\d{3,4}-kernel-dkms'
+    r'|nvidia-dkms-\d{3,4}(?:-server)?(?:-open)?|nvidia-headless-\d{3,4}(?:-server)?(?:-open)?'
+    r'|nvidia-driver-cuda|kmod-nvidia(?:-[a-z0-9]+)*(?:-dkms)?')
+_PACKAGE_NAME = re.compile(r'[a-z0-9][a-z0-9+.-]*')
+_VERSION = re.compile(r'[A-Za-z0-9.+~:_-]+')
+# Debian origins (the Origin: field of a Release file) of the distribution's own archives.
+DISTRO_ORIGINS = ('Debian', 'Debian Backports', 'Ubuntu', 'UbuntuESM')
+# NVIDIA's CUDA repository keeps this layout, and so do the collection's mirrors of it.
+CUDA_REPO_PATH = '/compute/cuda/repos/'
+# The .run installer leaves these behind; nvidia-smi on the host without any driver package
+# is the same sign (a runfile or a hand-built install).
+RUNFILE_PATHS = ('/usr/bin/nvidia-installer', '/var/log/nvidia-installer.log')
+NVIDIA_SMI = '/usr/bin/nvidia-smi'
+# The collection's record of its driver install: the version pin the nvidia_driver role writes.
+MARKER_PATHS = ('/etc/apt/preferences.d/gpuops-nvidia-driver.pref',)
+RPM_VENDOR_CUDA = 'NVIDIA Corporation'
+
+DPKG_FORMAT = '${db:Status-Abbrev}\t${Package}\t${Version}\n'
+RPM_FORMAT = '%{NAME}\t%{EPOCHNUM}:%{VERSION}-%{RELEASE}\t%{VENDOR}\n'
+
+
+class PackageReadError(ValueError):
+    """A command's output is not what the parser knows."""
+
+
+def is_driver_package(name):
+    return bool(DRIVER_PACKAGE.fullmatch(name or ''))
+
+
+def parse_dpkg_query(text):
+    """``{name: version}`` of the installed packages in ``dpkg-query -W -f '<DPKG_FORMAT>'`` output.
+
+    Installed = the state letter (second of the status abbreviation) is ``i`` (installed) or a
+    half-done state (U, F, W, t: unpacked, half-configured, triggers pending): the files are
+    there. Removed packages with leftover conffiles (``rc``) are not. Architecture qualifiers
+    (``:amd64``) are dropped.
+    """
+    found = {}
+    for line in (text or '').splitlines():
+        if not line.strip():
+            continue
+        parts = line.split('\t')
+        if len(parts) != 3:
+            raise PackageReadError('dpkg-query: unexpected line %r' % line)
+        status, name, version = parts[0], parts[1].split(':')[0], parts[2]
+        if len(status) < 2 or status[1] not in 'iUFWt':
+            continue
+        if not _PACKAGE_NAME.fullmatch(name) or not _VERSION.fullmatch(version):
+            raise PackageReadError('dpkg-query: unexpected package %r version %r' % (name, version))
+        found[name] = version
+    return found
+
+
+def parse_rpm_query(text):
+    """``{name: (version, vendor)}`` from ``rpm -qa --qf '<RPM_FORMAT>'`` (epoch 0 dropped)."""
+    found = {}
+    for line in (text or '').splitlines():
+        if not line.strip():
+            continue
+        parts = line.split('\t')
+        if len(parts) != 3:
+            raise PackageReadError('rpm: unexpected line %r' % line)
+        name, version, vendor = parts
+        if version.startswith('0:'):
+            version = version[2:]
+        if not _PACKAGE_NAME.fullmatch(name) or not _VERSION.fullmatch(version):
+            raise PackageReadError('rpm: unexpected package %r version %r' % (name, version))
+        found[name] = (version, vendor.strip())
+    return found
+
+
+_POLICY_PACKAGE = re.compile(r'(\S+):\Z')
+_POLICY_VERSION = re.compile(r'( \*\*\*|    ) (\S+) (-?\d+)\Z')
+_POLICY_SOURCE = re.compile(r'\s+(-?\d+) (\S+)(?: (\S*) (\S+) Packages|\s+Packages)?\Z')
+
+
+def parse_apt_policy(text):
+    """``{package: [source, ...]}``: where ``apt-cache policy PKG...`` says the INSTALLED version comes from.
+
+    Each source is ``{'url', 'dist'}`` (``dist`` is ``suite/component`` for an archive, ``''``
+    for a flat repository like NVIDIA's CUDA repository); ``/var/lib/dpkg/status`` (the package
+    is installed) is left out, so an empty list means no configured repository carries the
+    installed version. Packages that are not installed are left out.
+    """
+    result = {}
+    package, installed_here = None, False
+    for line in (text or '').splitlines():
+        if not line.strip():
+            continue
+        match = _POLICY_PACKAGE.fullmatch(line)
+        if match and not line.startswith(' '):
+            package, installed_here = match.group(1).split(':')[0], False
+            continue
+        if package is None:
+            raise PackageReadError('apt-cache policy: a line before any package: %r' % line)
+        stripped = line.strip()
+        if stripped.startswith(('Installed:', 'Candidate:', 'Version table:', 'Package pin:')):
+            continue
+        match = _POLICY_VERSION.fullmatch(line)
+        if match:
+            installed_here = match.group(1) == ' ***'
+            if installed_here:
+                result[package] = []
+            continue
+        match = _POLICY_SOURCE.fullmatch(line)
+        if not match:
+            raise PackageReadError('apt-cache policy: unexpected line %r' % line)
+        if installed_here and match.group(2) != '/var/lib/dpkg/status':
+            dist = match.group(3) or ''
+            result[package].append({'url': match.group(2), 'dist': dist})
+    return result
+
+
+_FILES_SOURCE = re.compile(r' *(-?\d+) (\S+) (?:(\S*) (\S+) Packages|\s*Packages)\Z')
+_FILES_RELEASE = re.compile(r' +release (.*)\Z')
+
+
+def parse_apt_package_files(text):
+    """``{(url, dist): origin}`` from ``apt-cache policy`` without arguments ("Package files:").
+
+    ``origin`` is the ``o=`` of the source's ``release`` line ('' when the Release file has none).
+    """
+    result = {}
+    current = None
+    for line in (text or '').splitlines():
+        match = _FILES_SOURCE.fullmatch(line)
+        if match:
+            current = (match.group(2), match.group(3) or '')
+            result[current] = ''
+            continue
+        match = _FILES_RELEASE.fullmatch(line)
+        if match and current is not None:
+            fields = dict(part.split('=', 1) for part in match.group(1).split(',') if '=' in part)
+            result[current] = fields.get('o', '')
+    return result
+
+
+def origin_of(sources, releases):
+    """``cuda_repo``, ``distro`` or ``other``: where the installed version came from.
+
+    ``sources``: parse_apt_policy's list for the package; ``releases``: parse_apt_package_files.
+    """
+    kinds = set()
+    for source in sources:
+        if CUDA_REPO_PATH in source['url']:
+            kinds.add('cuda_repo')
+        elif releases.get((source['url'], source['dist'])) in DISTRO_ORIGINS:
+            kinds.add('distro')
+        else:
+            kinds.add('other')
+    if not kinds:
+        return 'other'
+    for kind in ('cuda_repo', 'distro'):
+        if kind in kinds:
+            return kind
+    return 'other'
+
+
+def _answer(answered, reason=None):
+    return {'answered': answered, 'reason': reason}
+
+
+def read(run_command, get_bin_path, exists=os.path.exists):
+    """The package part of the probe's ``driver`` facts.
+
+    ``{installed_packages, package_origins, runfile, marker, packages_read}``; never raises:
+    ``packages_read`` says why the package state could not be read.
+    """
+    out = {'installed_packages': {}, 'package_origins': {}, 'runfile': False,
+           'marker': any(exists(path) for path in MARKER_PATHS)}
+    try:
+        out['packages_read'] = _read_packages(run_command, get_bin_path, out)
+    except PackageReadError as exc:
+        out['installed_packages'], out['package_origins'] = {}, {}
+        out['packages_read'] = _answer(False, str(exc))
+    out['runfile'] = any(exists(path) for path in RUNFILE_PATHS) or (
+        exists(NVIDIA_SMI) and out['packages_read']['answered'] and not out['installed_packages'])
+    return out
+
+
+def _read_packages(run_command, get_bin_path, out):
+    dpkg = get_bin_path('dpkg-query') if get_bin_path else None
+    rpm = get_bin_path('rpm') if get_bin_path else None
+    if run_command is None or not (dpkg or rpm):
+        return _answer(False, 'neither dpkg-query nor rpm found')
+    if dpkg:
+        rc, text, err = run_command([dpkg, '-W', '-f', DPKG_FORMAT])
+        if rc != 0:
+            return _answer(False, 'dpkg-query failed (rc %d): %s' % (rc, (err or '').strip()))
+        installed = dict((n, v) for n, v in parse_dpkg_query(text).items() if is_driver_package(n))
+        out['installed_packages'] = installed
+        if not installed:
+            return _answer(True)
+        apt_cache = get_bin_path('apt-cache')
+        if not apt_cache:
+            out['package_origins'] = dict((n, 'other') for n in installed)
+            return _answer(True, 'apt-cache not found: the packages\' origin is unknown')
+        rc, policy, err = run_command([apt_cache, 'policy'] + sorted(installed))
+        rc_files, files, dummy = run_command([apt_cache, 'policy']) if rc == 0 else (rc, '', '')
+        if rc != 0 or rc_files != 0:
+            out['package_origins'] = dict((n, 'other') for n in installed)
+            return _answer(True, 'apt-cache policy failed (rc %d): %s' % (rc or rc_files, (err or '').strip()))
+        sources = parse_apt_policy(policy)
+        releases = parse_apt_package_files(files)
+        out['package_origins'] = dict((n, origin_of(sources.get(n, []), releases)) for n in installed)
+        return _answer(True)
+    rc, text, err = run_command([rpm, '-qa', '--qf', RPM_FORMAT])
+    if rc != 0:
+        return _answer(False, 'rpm -qa failed (rc %d): %s' % (rc, (err or '').strip()))
+    found = dict((n, v) for n, v in parse_rpm_query(text).items() if is_driver_package(n))
+    out['installed_packages'] = dict((n, v[0]) for n, v in found.items())
+    out['package_origins'] = dict((n, 'cuda_repo' if v[1] == RPM_VENDOR_CUDA else 'other') for n, v in found.items())
+    return _answer(True)

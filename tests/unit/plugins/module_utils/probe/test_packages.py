@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Who installed the driver (plugins/module_utils/probe/packages.py), on real published output.
+
+Every fixture under data/packages/ has its SOURCE in data/packages/SOURCES.md.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import packages
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'data', 'packages')
+
+
+def _fixture(name):
+    with open(os.path.join(DATA, name)) as handle:
+        return handle.read()
+
+
+def test_every_fixture_has_a_source():
+    listed = _fixture('SOURCES.md')
+    for name in os.listdir(DATA):
+        if name != 'SOURCES.md':
+            assert '| %s |' % name in listed
+
+
+# SOURCE: data/packages/SOURCES.md (apt-policy-sudo-debian.txt)
+def test_policy_installed_from_the_debian_archive():
+    found = packages.parse_apt_policy(_fixture('apt-policy-sudo-debian.txt'))
+    assert found == {'sudo': [{'url': 'http://ftp.se.debian.org/debian/', 'dist': 'wheezy/main'}]}
+
+
+# SOURCE: data/packages/SOURCES.md (apt-policy-drbd-pinned.txt): the installed version is not the newest
+def test_policy_takes_the_installed_versions_source_only():
+    found = packages.parse_apt_policy(_fixture('apt-policy-drbd-pinned.txt'))
+    assert found == {'drbd8-utils': [{'url': 'http://ubuntu.ethz.ch/ubuntu/', 'dist': 'precise/main'}]}
+
+
+# SOURCE: data/packages/SOURCES.md (apt-policy-fabricmanager-cuda.txt): nothing installed
+def test_policy_of_a_package_not_installed_is_left_out():
+    assert packages.parse_apt_policy(_fixture('apt-policy-fabricmanager-cuda.txt')) == {}
+
+
+def test_policy_installed_from_the_cuda_repository_flat_layout():
+    # the fabricmanager fixture's source lines under an installed version (*** marks it)
+    text = _fixture('apt-policy-fabricmanager-cuda.txt').replace('     550.54.14-1 -1', ' *** 550.54.14-1 -1')
+    found = packages.parse_apt_policy(text)
+    assert [s['dist'] for s in found['cuda-drivers-fabricmanager']] == ['', '']
+    assert packages.origin_of(found['cuda-drivers-fabricmanager'], {}) == 'cuda_repo'
+
+
+# SOURCE: data/packages/SOURCES.md (apt-package-files-esm.txt)
+def test_package_files_give_each_sources_origin():
+    releases = packages.parse_apt_package_files(_fixture('apt-package-files-esm.txt'))
+    assert releases[('https://esm.ubuntu.com/infra/ubuntu', 'jammy-infra-updates/main')] == 'UbuntuESM'
+    assert releases[('https://ppa.launchpadcontent.net/maxmind/ppa/ubuntu', 'jammy/main')] == 'LP-PPA-maxmind'
+    assert ('/var/lib/dpkg/status', '') not in releases
+    esm = [{'url': 'https://esm.ubuntu.com/infra/ubuntu', 'dist': 'jammy-infra-security/main'}]
+    ppa = [{'url': 'https://ppa.launchpadcontent.net/maxmind/ppa/ubuntu', 'dist': 'jammy/main'}]
+    assert packages.origin_of(esm, releases) == 'distro'
+    assert packages.origin_of(ppa, releases) == 'other'
+    # no configured repository carries the installed version: a .deb installed by hand
+    assert packages.origin_of([], releases) == 'other'
+
+
+# SOURCE: data/packages/SOURCES.md (dpkg-ubuntu-server-driver.txt)
+def test_dpkg_query_installed_packages():
+    found = packages.parse_dpkg_query(_fixture('dpkg-ubuntu-server-driver.txt'))
+    assert found['libnvidia-compute-450-server'] == '450.80.02-0ubuntu0.18.04.3'
+    assert len(found) == 3
+
+
+def test_dpkg_query_skips_removed_packages_and_keeps_half_installed_ones():
+    text = 'rc \tnvidia-kernel-dkms\t535.216.03-1\niU \tnvidia-kernel-open-dkms\t580.95.05-1\n'
+    assert packages.parse_dpkg_query(text) == {'nvidia-kernel-open-dkms': '580.95.05-1'}
+
+
+@pytest.mark.parametrize('text', ['ii \tnvidia-kernel-dkms\n', 'ii \tnvidia-kernel-dkms\t580.95.05-1\nbad\tline\n',
+                                  'ii \tnvidia-kernel-dkms\t580.95.05-1 ; reboot\n'])
+def test_dpkg_query_refuses_what_it_does_not_know(text):
+    with pytest.raises(packages.PackageReadError):
+        packages.parse_dpkg_query(text)
+
+
+def test_rpm_query_with_vendor():
+    text = 'kmod-nvidia-open-dkms\t3:580.95.05-1.el9\tNVIDIA Corporation\nbash\t0:5.1.8-9.el9\tRocky Enterprise Software Foundation\n'
+    assert packages.parse_rpm_query(text) == {
+        'kmod-nvidia-open-dkms': ('3:580.95.05-1.el9', 'NVIDIA Corporation'),
+        'bash': ('5.1.8-9.el9', 'Rocky Enterprise Software Foundation')}
+
+
+@pytest.mark.parametrize('name,driver', [
+    ('nvidia-kernel-open-dkms', True), ('nvidia-open-kernel-dkms', True), ('nvidia-tesla-535-kernel-dkms', True),
+    ('nvidia-dkms-535-server-open', True), ('nvidia-headless-580-server', True), ('kmod-nvidia-latest-dkms', True),
+    ('nvidia-driver-cuda', True), ('nvidia-utils-580', False), ('libnvidia-compute-450-server', False),
+    ('nvidia-kernel-dkms\n', False), ('linux-modules-nvidia-535-server-generic', False)])
+def test_driver_packages(name, driver):
+    assert packages.is_driver_package(name) is driver
+
+
+def _host(commands, files=()):
+    def run(args):
+        key = ' '.join(args[1:]) if args[0].endswith('apt-cache') else args[0]
+        return commands[key]
+    return run, (lambda name: '/usr/bin/' + name if name in ('dpkg-query', 'apt-cache') else None), \
+        (lambda path: path in files)
+
+
+def test_read_a_cuda_repo_driver_on_debian():
+    policy = ('nvidia-kernel-open-dkms:\n  Installed: 580.95.05-1\n  Candidate: 580.95.05-1\n  Version table:\n'
+              ' *** 580.95.05-1 600\n        600 https://mirror.example/compute/cuda/repos/debian12/x86_64  Packages\n'
+              '        100 /var/lib/dpkg/status\n')
+    run, which, exists = _host({
+        '/usr/bin/dpkg-query': (0, 'ii \tnvidia-kernel-open-dkms\t580.95.05-1\nii \tbash\t5.2.15-2+b2\n', ''),
+        'policy nvidia-kernel-open-dkms': (0, policy, ''),
+        'policy': (0, 'Package files:\n 100 /var/lib/dpkg/status\n     release a=now\n', ''),
+    }, files=(packages.MARKER_PATHS[0],))
+    assert packages.read(run, which, exists) == {
+        'installed_packages': {'nvidia-kernel-open-dkms': '580.95.05-1'},
+        'package_origins': {'nvidia-kernel-open-dkms': 'cuda_repo'},
+        'runfile': False, 'marker': True, 'packages_read': {'answered': True, 'reason': None}}
+
+
+def test_read_a_runfile_install():
+    run, which, exists = _host({'/usr/bin/dpkg-query': (0, 'ii \tbash\t5.2.15-2+b2\n', '')},
+                               files=('/usr/bin/nvidia-smi',))
+    found = packages.read(run, which, exists)
+    assert found['runfile'] is True and found['installed_packages'] == {}
+
+
+def test_read_without_a_package_manager_says_so():
+    found = packages.read(lambda args: (0, '', ''), lambda name: None, lambda path: False)
+    assert found['packages_read'] == {'answered': False, 'reason': 'neither dpkg-query nor rpm found'}
+
+
+def test_read_never_raises_on_odd_output():
+    run, which, exists = _host({'/usr/bin/dpkg-query': (0, 'garbage\n', '')})
+    found = packages.read(run, which, exists)
+    assert found['packages_read']['answered'] is False and 'unexpected line' in found['packages_read']['reason']
