@@ -76,8 +76,8 @@ def installed_driver(packages, loaded_version=None):
 def driver_owner(evidence, source):
     """``{owner, reason}``: who installed the driver on the host.
 
-    ``evidence``: ``runfile`` (bool: /usr/bin/nvidia-installer or /var/log/nvidia-installer.log
-    present), ``origins`` (the repositories the installed driver packages come from: ``cuda_repo``,
+    ``evidence``: ``runfile`` (bool: /usr/bin/nvidia-installer present, or nvidia-smi or the
+    installer's log without any driver package: probe/packages.py), ``origins`` (the repositories the installed driver packages come from: ``cuda_repo``,
     ``distro`` or ``other``), ``marker`` (bool: the collection's record of its driver install),
     ``loaded`` (bool: a driver is loaded). ``source``: nvidia_driver_source.
     """
@@ -91,10 +91,12 @@ def driver_owner(evidence, source):
     origins = evidence.get('origins') or []
     if not isinstance(origins, list) or any(o not in ORIGINS for o in origins):
         raise AdoptError('adopt: origins must be a list of %s, got %r' % (', '.join(ORIGINS), origins))
-    if runfile:
-        return {'owner': RUNFILE, 'reason': "NVIDIA's .run installer put the driver here (nvidia-installer)"}
+    # The collection's packages with its version pin win over a .run installer's leftovers (a host
+    # whose runfile install was replaced by the collection's packages keeps its log).
     if origins and marker:
         return {'owner': COLLECTION, 'reason': 'installed by this collection'}
+    if runfile:
+        return {'owner': RUNFILE, 'reason': "NVIDIA's .run installer put the driver here (nvidia-installer)"}
     if origins and set(origins) == {source}:
         return {'owner': SAME_SOURCE, 'reason': 'installed from %s, the source the role uses' % _source_text(source)}
     if 'other' in origins:

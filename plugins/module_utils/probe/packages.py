@@ -34,9 +34,10 @@ _VERSION = re.compile(r'[A-Za-z0-9.+~:_-]+')
 DISTRO_ORIGINS = ('Debian', 'Debian Backports', 'Ubuntu', 'UbuntuESM')
 # NVIDIA's CUDA repository keeps this layout, and so do the collection's mirrors of it.
 CUDA_REPO_PATH = '/compute/cuda/repos/'
-# The .run installer leaves these behind; nvidia-smi on the host without any driver package
-# is the same sign (a runfile or a hand-built install).
-RUNFILE_PATHS = ('/usr/bin/nvidia-installer', '/var/log/nvidia-installer.log')
+# The .run installer leaves itself behind (nvidia-uninstall links to it); its log, or nvidia-smi,
+# on a host without any driver package is the same sign (the log outlives an uninstall).
+RUNFILE_INSTALLER = '/usr/bin/nvidia-installer'
+RUNFILE_LOG = '/var/log/nvidia-installer.log'
 NVIDIA_SMI = '/usr/bin/nvidia-smi'
 # The collection's record of its driver install: the version pin the nvidia_driver role writes.
 MARKER_PATHS = ('/etc/apt/preferences.d/gpuops-nvidia-driver.pref',)
@@ -200,8 +201,8 @@ def read(run_command, get_bin_path, exists=os.path.exists):
     except PackageReadError as exc:
         out['installed_packages'], out['package_origins'] = {}, {}
         out['packages_read'] = _answer(False, str(exc))
-    out['runfile'] = any(exists(path) for path in RUNFILE_PATHS) or (
-        exists(NVIDIA_SMI) and out['packages_read']['answered'] and not out['installed_packages'])
+    without_package = out['packages_read']['answered'] and not out['installed_packages']
+    out['runfile'] = exists(RUNFILE_INSTALLER) or (without_package and (exists(NVIDIA_SMI) or exists(RUNFILE_LOG)))
     return out
 
 

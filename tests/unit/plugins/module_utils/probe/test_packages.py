@@ -134,6 +134,18 @@ def test_read_a_runfile_install():
     assert found['runfile'] is True and found['installed_packages'] == {}
 
 
+def test_the_installers_log_counts_only_without_a_driver_package():
+    policy = ('nvidia-kernel-dkms:\n  Installed: 535.216.03-1~deb12u1\n  Candidate: 535.216.03-1~deb12u1\n'
+              '  Version table:\n *** 535.216.03-1~deb12u1 100\n        100 /var/lib/dpkg/status\n')
+    run, which, exists = _host({
+        '/usr/bin/dpkg-query': (0, 'ii \tnvidia-kernel-dkms\t535.216.03-1~deb12u1\n', ''),
+        'policy nvidia-kernel-dkms': (0, policy, ''), 'policy': (0, '', '')},
+        files=(packages.RUNFILE_LOG, packages.NVIDIA_SMI))
+    assert packages.read(run, which, exists)['runfile'] is False
+    run, which, exists = _host({'/usr/bin/dpkg-query': (0, '', '')}, files=(packages.RUNFILE_LOG,))
+    assert packages.read(run, which, exists)['runfile'] is True
+
+
 def test_read_without_a_package_manager_says_so():
     found = packages.read(lambda args: (0, '', ''), lambda name: None, lambda path: False)
     assert found['packages_read'] == {'answered': False, 'reason': 'neither dpkg-query nor rpm found'}
