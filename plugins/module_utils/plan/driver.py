@@ -83,7 +83,8 @@ def decide_driver(ctx):
     else:
         load = (True, 'bare metal or VM: the kernel modules are built for and loaded into this kernel')
 
-    if required and loaded_branch is not None and branch['value'] is not None \
+    left_alone = (ctx.get('adopt_driver') or {}).get('action') == 'leave'
+    if required and not left_alone and loaded_branch is not None and branch['value'] is not None \
             and loaded_branch != branch['value']:
         ctx['warnings'].append(entry(
             'driver_branch_change',

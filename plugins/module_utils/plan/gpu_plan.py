@@ -174,11 +174,12 @@ def build_plan(facts, options=None):
     }
     ctx['fabric'] = fabric_evidence(facts, gpus)
     _collect_warnings(ctx)
-    driver = decide_driver(ctx)
     try:
         adopt_driver = adopt.plan_driver(driver_facts, opts['driver_source'], opts['driver_adopt'])
     except adopt.AdoptError as exc:
         raise ValueError('gpuops_gpu.driver: %s' % exc)
+    ctx['adopt_driver'] = adopt_driver
+    driver = decide_driver(ctx)
     fabric_manager, nvlsm = decide_fabric(ctx, driver)
     dcgm = decide_dcgm(ctx)
     plan = {

@@ -108,3 +108,15 @@ def test_bad_package_facts_fail_naming_the_fact():
 def test_a_bad_consent_value_is_refused():
     with pytest.raises(ValueError, match='nvidia_driver_adopt'):
         build_plan(_facts(), {'in_container': True, 'driver_adopt': 'maybe'})
+
+
+def test_a_driver_left_alone_gives_no_branch_change_warning():
+    facts = _facts(loaded='535.216.03')
+    facts['driver'].update({'installed_packages': {}, 'package_origins': {}, 'runfile': True, 'marker': False,
+                            'packages_read': {'answered': True, 'reason': None}})
+    options = {'in_container': True, 'driver_branch': 580}
+    left = build_plan(facts, options)
+    assert left['adopt']['nvidia_driver']['action'] == 'leave'
+    assert 'driver_branch_change' not in [w['code'] for w in left['warnings']]
+    adopted = build_plan(facts, dict(options, driver_adopt=True))
+    assert 'driver_branch_change' in [w['code'] for w in adopted['warnings']]
