@@ -158,7 +158,8 @@ def driver_evidence(driver_facts):
         'runfile': driver_facts.get('runfile', False),
         'marker': driver_facts.get('marker', False),
         'loaded': driver_facts.get('loaded') is True,
-        'origins': sorted(set(origins.get(name, 'other') for name in installed)),
+        'origins': sorted(set(origins.get(name, 'other') if origins.get(name) in ORIGINS else 'other'
+                              for name in installed)),
     }
 
 
@@ -184,3 +185,36 @@ def component(role, what, installed, marker, adopt):
     if marker:
         return decide(role, what, COLLECTION, 'installed by this collection', adopt)
     return decide(role, what, UNKNOWN, 'is installed, not by this collection (no marker)', adopt)
+
+
+# role -> (what, the origin of the role's own repository as probe/packages.py names it)
+COMPONENTS = {
+    'nvidia_container_toolkit': ('the NVIDIA Container Toolkit', 'toolkit_repo'),
+}
+
+
+def plan_component(role, components, adopt):
+    """The plan's ``adopt.<role>`` for a component the probe reads (probe/packages.py COMPONENTS).
+
+    ``components``: the probe's ``components`` facts (None: not read, then ``manage`` as before).
+    Installed with the role's pin (``marker``): the collection's; from the role's own repository:
+    the same source; from anywhere else: someone else's, left alone unless ``adopt``.
+    """
+    what, own = COMPONENTS[role]
+    _bool(adopt, '%s_adopt' % role)
+    if components is None:
+        return {'action': 'manage', 'owner': NOT_READ,
+                'reason': 'the probe did not read who installed %s: the role manages it' % what}
+    found = components.get(role) if isinstance(components, dict) else None
+    if not isinstance(found, dict):
+        raise AdoptError('adopt: components.%s must be a dict of version, origin, marker, got %r' % (role, found))
+    if not found.get('version'):
+        return decide(role, what, NONE, 'nothing found', adopt)
+    if _bool(found.get('marker', False), 'marker'):
+        return decide(role, what, COLLECTION, 'installed by this collection', adopt)
+    origin = found.get('origin')
+    if origin == own:
+        return decide(role, what, SAME_SOURCE, 'installed from the repository the role uses', adopt)
+    owner = DISTRIBUTION if origin == 'distro' else OTHER_REPOSITORY
+    return decide(role, what, owner, 'installed from %s (%s)' % (
+        "the distribution's packages" if origin == 'distro' else 'another repository', found.get('version')), adopt)

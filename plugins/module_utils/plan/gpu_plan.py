@@ -45,7 +45,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options impor
 PLAN_VERSION = 1
 
 
-def _decide_roles(ctx, driver, dcgm, adopt_driver):
+def _decide_roles(ctx, driver, dcgm, adopt_driver, adopt_toolkit):
     has_gpus = ctx['gpu_count'] > 0
     in_container = ctx['options']['in_container']
     driver_reason = driver['reason']
@@ -64,7 +64,9 @@ def _decide_roles(ctx, driver, dcgm, adopt_driver):
         'os_tuning': (True, 'every host is tuned; GPU-specific settings follow this plan'),
         'nvidia_driver': ((False, adopt_driver['reason']) if driver['required'] and adopt_driver['action'] == 'leave'
                           else (driver['required'], driver_reason)),
-        'nvidia_container_toolkit': (driver['required'], gpu_stack_reason),
+        'nvidia_container_toolkit': ((False, adopt_toolkit['reason'])
+                                     if driver['required'] and adopt_toolkit['action'] == 'leave'
+                                     else (driver['required'], gpu_stack_reason)),
         'python_stack': (True, 'every host gets the Python stacks (CPU wheels where there is no GPU)'),
         'node_exporter': (True, 'every host exports node metrics'),
         'dcgm_exporter': (dcgm['exporter']['value'], dcgm['exporter']['reason']),
@@ -179,6 +181,10 @@ def build_plan(facts, options=None):
     except adopt.AdoptError as exc:
         raise ValueError('gpuops_gpu.driver: %s' % exc)
     ctx['adopt_driver'] = adopt_driver
+    try:
+        adopt_toolkit = adopt.plan_component('nvidia_container_toolkit', facts.get('components'), opts['toolkit_adopt'])
+    except adopt.AdoptError as exc:
+        raise ValueError('gpuops_gpu.components: %s' % exc)
     driver = decide_driver(ctx)
     fabric_manager, nvlsm = decide_fabric(ctx, driver)
     dcgm = decide_dcgm(ctx)
@@ -207,8 +213,8 @@ def build_plan(facts, options=None):
                                              'written to /etc/sysctl.d but not applied live'}
                    if opts['in_container'] else
                    {'live': True, 'reason': 'sysctl settings are written and applied live'}),
-        'adopt': {'nvidia_driver': adopt_driver},
-        'roles': _decide_roles(ctx, driver, dcgm, adopt_driver),
+        'adopt': {'nvidia_driver': adopt_driver, 'nvidia_container_toolkit': adopt_toolkit},
+        'roles': _decide_roles(ctx, driver, dcgm, adopt_driver, adopt_toolkit),
         'options': opts,
         'warnings': warnings,
         'errors': errors,

@@ -28,6 +28,7 @@ PLAN_INPUTS = {
     'driver_upgrade': ('nvidia_driver', 'upgrade'),
     'driver_source': ('nvidia_driver', 'source'),
     'driver_adopt': ('nvidia_driver', 'adopt'),
+    'toolkit_adopt': ('nvidia_container_toolkit', 'adopt'),
     'mig': ('nvidia_driver', 'mig_mode'),
     'persistence': ('nvidia_driver', 'persistence'),
     'dcgm_profiling': ('dcgm_exporter', 'profiling'),

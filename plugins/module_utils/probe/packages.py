@@ -41,6 +41,13 @@ RUNFILE_LOG = '/var/log/nvidia-installer.log'
 NVIDIA_SMI = '/usr/bin/nvidia-smi'
 # The collection's record of its driver install: the version pin the nvidia_driver role writes.
 MARKER_PATHS = ('/etc/apt/preferences.d/gpuops-nvidia-driver.pref',)
+# Components a role installs that the host may have from elsewhere: role -> (package, the role's pin).
+COMPONENTS = {
+    'nvidia_container_toolkit': ('nvidia-container-toolkit',
+                                 '/etc/apt/preferences.d/gpuops-nvidia-container-toolkit.pref'),
+}
+# NVIDIA's libnvidia-container repository (the toolkit's) keeps this path, and so do mirrors of it.
+TOOLKIT_REPO_PATH = '/libnvidia-container/'
 RPM_VENDOR_CUDA = 'NVIDIA Corporation'
 
 DPKG_FORMAT = '${db:Status-Abbrev}\t${Package}\t${Version}\n'
@@ -164,7 +171,7 @@ def parse_apt_package_files(text):
 
 
 def origin_of(sources, releases):
-    """``cuda_repo``, ``distro`` or ``other``: where the installed version came from.
+    """``cuda_repo``, ``toolkit_repo``, ``distro`` or ``other``: where the installed version came from.
 
     ``sources``: parse_apt_policy's list for the package; ``releases``: parse_apt_package_files.
     """
@@ -172,13 +179,15 @@ def origin_of(sources, releases):
     for source in sources:
         if CUDA_REPO_PATH in source['url']:
             kinds.add('cuda_repo')
+        elif TOOLKIT_REPO_PATH in source['url']:
+            kinds.add('toolkit_repo')
         elif releases.get((source['url'], source['dist'])) in DISTRO_ORIGINS:
             kinds.add('distro')
         else:
             kinds.add('other')
     if not kinds:
         return 'other'
-    for kind in ('cuda_repo', 'distro'):
+    for kind in ('cuda_repo', 'toolkit_repo', 'distro'):
         if kind in kinds:
             return kind
     return 'other'
@@ -189,20 +198,30 @@ def _answer(answered, reason=None):
 
 
 def read(run_command, get_bin_path, exists=os.path.exists):
-    """The package part of the probe's ``driver`` facts.
+    """The package part of the probe's ``driver`` facts, and the components' (``components``).
 
-    ``{installed_packages, package_origins, runfile, marker, packages_read}``; never raises:
-    ``packages_read`` says why the package state could not be read.
+    ``{installed_packages, package_origins, runfile, marker, packages_read, components}``, where
+    ``components`` maps a role of COMPONENTS to ``{version, origin, marker}`` (version and origin
+    null when not installed); never raises: ``packages_read`` says why the package state could not
+    be read (``components`` is then empty).
     """
     out = {'installed_packages': {}, 'package_origins': {}, 'runfile': False,
-           'marker': any(exists(path) for path in MARKER_PATHS)}
+           'marker': any(exists(path) for path in MARKER_PATHS), 'components': {}}
     try:
         out['packages_read'] = _read_packages(run_command, get_bin_path, out)
     except PackageReadError as exc:
-        out['installed_packages'], out['package_origins'] = {}, {}
+        out['installed_packages'], out['package_origins'], out['components'] = {}, {}, {}
         out['packages_read'] = _answer(False, str(exc))
     without_package = out['packages_read']['answered'] and not out['installed_packages']
     out['runfile'] = exists(RUNFILE_INSTALLER) or (without_package and (exists(NVIDIA_SMI) or exists(RUNFILE_LOG)))
+    if out['packages_read']['answered']:
+        origins = out.pop('component_origins', {})
+        versions = out.pop('component_versions', {})
+        for role, (package, marker) in sorted(COMPONENTS.items()):
+            out['components'][role] = {'version': versions.get(package), 'origin': origins.get(package),
+                                       'marker': exists(marker)}
+    out.pop('component_origins', None)
+    out.pop('component_versions', None)
     return out
 
 
@@ -215,23 +234,18 @@ def _read_packages(run_command, get_bin_path, out):
         rc, text, err = run_command([dpkg, '-W', '-f', DPKG_FORMAT])
         if rc != 0:
             return _answer(False, 'dpkg-query failed (rc %d): %s' % (rc, (err or '').strip()))
-        installed = dict((n, v) for n, v in parse_dpkg_query(text).items() if is_driver_package(n))
-        out['installed_packages'] = installed
-        if not installed:
+        everything = parse_dpkg_query(text)
+        installed = dict((n, v) for n, v in everything.items() if is_driver_package(n))
+        components = dict((p, everything[p]) for p, dummy in COMPONENTS.values() if p in everything)
+        out['installed_packages'], out['component_versions'] = installed, components
+        wanted = sorted(set(installed) | set(components))
+        if not wanted:
             return _answer(True)
-        apt_cache = get_bin_path('apt-cache')
-        if not apt_cache:
-            out['package_origins'] = dict((n, 'other') for n in installed)
-            return _answer(True, 'apt-cache not found: the packages\' origin is unknown')
-        rc, policy, err = run_command([apt_cache, 'policy'] + sorted(installed))
-        rc_files, files, dummy = run_command([apt_cache, 'policy']) if rc == 0 else (rc, '', '')
-        if rc != 0 or rc_files != 0:
-            out['package_origins'] = dict((n, 'other') for n in installed)
-            return _answer(True, 'apt-cache policy failed (rc %d): %s' % (rc or rc_files, (err or '').strip()))
-        sources = parse_apt_policy(policy)
-        releases = parse_apt_package_files(files)
-        out['package_origins'] = dict((n, origin_of(sources.get(n, []), releases)) for n in installed)
-        return _answer(True)
+        origins, reason = _apt_origins(run_command, get_bin_path, wanted)
+        out['package_origins'] = dict((n, origins[n]) for n in installed)
+        out['component_origins'] = dict((n, origins[n]) for n in components)
+        return _answer(True, reason)
+    # EL: NVIDIA's packages carry its vendor; the toolkit role does not run there yet
     rc, text, err = run_command([rpm, '-qa', '--qf', RPM_FORMAT])
     if rc != 0:
         return _answer(False, 'rpm -qa failed (rc %d): %s' % (rc, (err or '').strip()))
@@ -239,3 +253,18 @@ def _read_packages(run_command, get_bin_path, out):
     out['installed_packages'] = dict((n, v[0]) for n, v in found.items())
     out['package_origins'] = dict((n, 'cuda_repo' if v[1] == RPM_VENDOR_CUDA else 'other') for n, v in found.items())
     return _answer(True)
+
+
+def _apt_origins(run_command, get_bin_path, wanted):
+    """``({package: origin}, reason)`` for the installed ``wanted`` packages (apt-cache policy)."""
+    unknown = dict((n, 'other') for n in wanted)
+    apt_cache = get_bin_path('apt-cache')
+    if not apt_cache:
+        return unknown, "apt-cache not found: the packages' origin is unknown"
+    rc, policy, err = run_command([apt_cache, 'policy'] + wanted)
+    rc_files, files, dummy = run_command([apt_cache, 'policy']) if rc == 0 else (rc, '', '')
+    if rc != 0 or rc_files != 0:
+        return unknown, 'apt-cache policy failed (rc %d): %s' % (rc or rc_files, (err or '').strip())
+    sources = parse_apt_policy(policy)
+    releases = parse_apt_package_files(files)
+    return dict((n, origin_of(sources.get(n, []), releases)) for n in wanted), None

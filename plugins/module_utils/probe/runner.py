@@ -70,6 +70,7 @@ def gather(params, run_command, get_bin_path):
         facts["errors"].extend({"source": "nvidia-smi", "error": note} for note in run.notes)
     if params.get("packages", "auto") == "auto":
         # who installed the driver (plan/adopt.py): dpkg/rpm state, apt's origins, a runfile
-        facts["driver"].update(package_depth.read(
-            lambda args: run_command(args, environ_update={"LC_ALL": "C"}), get_bin_path))
+        found = package_depth.read(lambda args: run_command(args, environ_update={"LC_ALL": "C"}), get_bin_path)
+        facts["components"] = found.pop("components")
+        facts["driver"].update(found)
     return facts

@@ -120,3 +120,23 @@ def test_a_driver_left_alone_gives_no_branch_change_warning():
     assert 'driver_branch_change' not in [w['code'] for w in left['warnings']]
     adopted = build_plan(facts, dict(options, driver_adopt=True))
     assert 'driver_branch_change' in [w['code'] for w in adopted['warnings']]
+
+
+@pytest.mark.parametrize('case', CASES['toolkit'], ids=[c['name'] for c in CASES['toolkit']])
+def test_plan_carries_the_toolkit_decision(case):
+    facts = _facts()
+    if case['components'] is not None:
+        facts['components'] = case['components']
+    plan = build_plan(facts, {'in_container': True, 'toolkit_adopt': case['adopt'], 'source_branches': [580]})
+    decision = plan['adopt']['nvidia_container_toolkit']
+    assert (decision['action'], decision['owner']) == (case['expect']['action'], case['expect']['owner'])
+    assert plan['roles']['nvidia_container_toolkit']['run'] is case['expect']['run']
+    if not case['expect']['run']:
+        assert 'nvidia_container_toolkit_adopt: true' in plan['roles']['nvidia_container_toolkit']['reason']
+
+
+def test_malformed_components_fail_naming_the_fact():
+    facts = _facts()
+    facts['components'] = {'nvidia_container_toolkit': 'yes'}
+    with pytest.raises(ValueError, match='gpuops_gpu.components'):
+        build_plan(facts, {'in_container': True})

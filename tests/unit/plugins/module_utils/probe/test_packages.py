@@ -124,7 +124,25 @@ def test_read_a_cuda_repo_driver_on_debian():
     assert packages.read(run, which, exists) == {
         'installed_packages': {'nvidia-kernel-open-dkms': '580.95.05-1'},
         'package_origins': {'nvidia-kernel-open-dkms': 'cuda_repo'},
-        'runfile': False, 'marker': True, 'packages_read': {'answered': True, 'reason': None}}
+        'runfile': False, 'marker': True, 'packages_read': {'answered': True, 'reason': None},
+        'components': {'nvidia_container_toolkit': {'version': None, 'origin': None, 'marker': False}}}
+
+
+def test_read_a_toolkit_from_another_repository():
+    policy = ('nvidia-container-toolkit:\n  Installed: 1.17.8-1\n  Candidate: 1.17.8-1\n  Version table:\n'
+              ' *** 1.17.8-1 500\n        500 https://ppa.launchpadcontent.net/maxmind/ppa/ubuntu jammy/main amd64 Packages\n'
+              '        100 /var/lib/dpkg/status\n')
+    run, which, exists = _host({
+        '/usr/bin/dpkg-query': (0, 'ii \tnvidia-container-toolkit\t1.17.8-1\n', ''),
+        'policy nvidia-container-toolkit': (0, policy, ''),
+        'policy': (0, _fixture('apt-package-files-esm.txt'), ''),
+    })
+    found = packages.read(run, which, exists)
+    assert found['installed_packages'] == {} and found['runfile'] is False
+    assert found['components'] == {'nvidia_container_toolkit': {'version': '1.17.8-1', 'origin': 'other',
+                                                                'marker': False}}
+    assert packages.origin_of([{'url': 'https://mirror.example/libnvidia-container/stable/deb/amd64', 'dist': ''}],
+                              {}) == 'toolkit_repo'
 
 
 def test_read_a_runfile_install():
