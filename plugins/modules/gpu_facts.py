@@ -101,8 +101,9 @@ options:
     default: 30
   packages:
     description:
-      - Whether to read who installed the driver (C(auto)); C(disabled) leaves C(driver.installed_packages),
-        C(driver.package_origins), C(driver.runfile) and C(driver.marker) out.
+      - Whether to read who installed the driver and the container toolkit (C(auto)); C(disabled) leaves
+        C(driver.installed_packages), C(driver.package_origins), C(driver.runfile), C(driver.marker) and
+        C(components) out.
       - Reads the package manager's state only (C(dpkg-query -W) and C(apt-cache policy), or C(rpm -qa));
         the plan decides from it whether the nvidia_driver role manages the driver or leaves it alone
         (C(nvidia_driver_adopt)).
@@ -252,6 +253,14 @@ ansible_facts:
                    "kernel_module_flavor": "open", "installed_packages": {"nvidia-kernel-open-dkms": "535.161.08-1"},
                    "package_origins": {"nvidia-kernel-open-dkms": "cuda_repo"}, "runfile": false,
                    "marker": true, "packages_read": {"answered": true, "reason": null}}
+        components:
+          description:
+            - With O(packages=auto), per role whose component the host may have from elsewhere
+              (C(nvidia_container_toolkit)) - C(version) of its package (null when not installed), C(origin)
+              (C(toolkit_repo), C(cuda_repo), C(distro) or C(other)) and C(marker) (the role's version pin).
+          type: dict
+          returned: when O(packages=auto) (empty when the package state could not be read)
+          sample: {"nvidia_container_toolkit": {"version": "1.19.1-1", "origin": "toolkit_repo", "marker": true}}
         capabilities:
           description: C(fabric_manager_required), C(open_kernel_modules_supported), C(mig_capable), C(dcgm_profiling_supported).
           type: dict
