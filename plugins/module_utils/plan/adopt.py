@@ -197,7 +197,8 @@ def plan_component(role, components, adopt):
     """The plan's ``adopt.<role>`` for a component the probe reads (probe/packages.py COMPONENTS).
 
     ``components``: the probe's ``components`` facts (None: not read, then ``manage`` as before).
-    Installed with the role's pin (``marker``): the collection's; from the role's own repository:
+    Not installed, or installed with the role's pin (``marker``): the collection's (one record for
+    both, as the plan must not change once the role installed it); from the role's own repository:
     the same source; from anywhere else: someone else's, left alone unless ``adopt``.
     """
     what, own = COMPONENTS[role]
@@ -208,10 +209,11 @@ def plan_component(role, components, adopt):
     found = components.get(role) if isinstance(components, dict) else None
     if not isinstance(found, dict):
         raise AdoptError('adopt: components.%s must be a dict of version, origin, marker, got %r' % (role, found))
-    if not found.get('version'):
-        return decide(role, what, NONE, 'nothing found', adopt)
-    if _bool(found.get('marker', False), 'marker'):
-        return decide(role, what, COLLECTION, 'installed by this collection', adopt)
+    if not found.get('version') or _bool(found.get('marker', False), 'marker'):
+        # one record for both, so that the plan (and /etc/gpuops/plan.json) is the same before and
+        # after the role installs it: the role's either way
+        return {'action': 'manage', 'owner': COLLECTION,
+                'reason': "%s is the role's: not installed yet, or installed by this collection" % what}
     origin = found.get('origin')
     if origin == own:
         return decide(role, what, SAME_SOURCE, 'installed from the repository the role uses', adopt)
