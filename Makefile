@@ -74,7 +74,8 @@ lab-images:
 ## test: what .ci/run runs. Every stage runs even when an earlier one failed, and a timing
 ## table (seconds per stage: setup, lint, sanity, unit, lab preparation, each molecule
 ## scenario, and the wall clock) ends the output whatever happened; the exit status is 1 when
-## any stage failed. The static stages run in the background beside the lab and molecule.
+## any stage failed. The lab is prepared first (it may install host packages with apt); then the
+## static stages run in the background beside the molecule scenarios.
 TIMES := $(CURDIR)/.cache/test-times.tsv
 STAGE_LOGS := $(CURDIR)/.cache/test-logs
 STAGE = s=$$(date +%s); n=$$(( n + 1 )); log=$(STAGE_LOGS)/$$p$$n.log; \
@@ -88,7 +89,8 @@ test:
 	start=$$(date +%s); p=; \
 	$(call STAGE,setup,$(SUBMAKE) setup); \
 	if [ $$status -ne 0 ]; then exit 1; fi; \
-	echo "make test: the static stages (lint to promtool) run beside the lab and molecule;" \
+	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
+	echo "make test: the static stages (lint to promtool) run beside the molecule scenarios;" \
 	  "their output is in $(STAGE_LOGS)/static-*.log"; \
 	( p=static-; n=0; status=0; \
 	  $(call STAGE,lint,$(SUBMAKE) lint); \
@@ -99,7 +101,6 @@ test:
 	  $(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
 	  $(call STAGE,promtool and dashboard schema,$(SUBMAKE) promtool); \
 	  exit $$status ) >/dev/null 2>&1 & static=$$!; \
-	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
 	for sc in $(SCENARIOS); do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
 	wait $$static || status=1; \
 	printf '%s\t%s\t%s\t%s\n' "wall clock (static stages beside molecule)" "$$(( $$(date +%s) - start ))" wall "" >> $(TIMES); \
