@@ -22,7 +22,8 @@ description:
     one line per Python environment of python_stack with what its verification saw - framework
     versions, CUDA or CPU, the mixed-precision step (C(gpuops_summary.python_stack)).
   - Before the detail, one line per host - GPUs, driver, plan, changed tasks, pending reboot
-    (the collection's reboot request C(gpuops_reboot)), validation verdict.
+    (the collection's reboot request C(gpuops_reboot)), validation verdict, and how many tasks
+    the host executed and skipped (what a no-op re-run of a converged fleet costs per host).
   - A dry run (C(--check), or plays in check mode such as C(gpuops.dlserver.probe)) says it is
     one - its changes are predictions - and a converged fleet reports zero of them.
   - Unreachable hosts are told apart from failed ones, and a role the plan runs but that a failed
@@ -195,18 +196,29 @@ class CallbackModule(CallbackBase):
             "plan": None if not plan else ("ok" if plan.get("ok", True) else "conflict"),
             "pending_reboot": pending,
             "validation": validation.get("verdict"),
+            "tasks": cls.task_counts(roles),
             "roles": dict((role, {"state": st, "text": detail}) for role, st, detail in cls.role_rows(roles, plan, state)),
         }
+
+    @staticmethod
+    def task_counts(roles):
+        """Task results of one host, all roles and plays together: ``executed`` (ok, changed or
+        not, and failed) and ``skipped``."""
+        counts = list((roles or {}).values())
+        return {"executed": sum(c.get("ok", 0) + c.get("failed", 0) for c in counts),
+                "skipped": sum(c.get("skipped", 0) for c in counts)}
 
     @staticmethod
     def overview_line(record):
         """One line per host: GPUs, driver, plan, changed, pending reboot, validation."""
         unknown = "?" if record["state"] in ("failed", "unreachable") else "-"
         pending = ", ".join("%s (%s)" % (r, a) for r, a in sorted(record["pending_reboot"].items())) or "no"
-        return "%s: %s; GPUs %s; driver %s; plan %s; changed %d; pending reboot: %s; validation: %s" % (
-            record["host"], record["text"], unknown if record["gpus"] is None else record["gpus"],
-            record["driver"] or unknown, record["plan"] or unknown, record["changed"], pending,
-            record["validation"] or "not run")
+        tasks = record.get("tasks") or {}
+        return "%s: %s; GPUs %s; driver %s; plan %s; changed %d; pending reboot: %s; validation: %s; tasks: %d executed, " \
+            "%d skipped" % (
+                record["host"], record["text"], unknown if record["gpus"] is None else record["gpus"],
+                record["driver"] or unknown, record["plan"] or unknown, record["changed"], pending,
+                record["validation"] or "not run", tasks.get("executed", 0), tasks.get("skipped", 0))
 
     @staticmethod
     def fleet_document(records, dry_run):
