@@ -54,6 +54,8 @@ from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 PRIVATE_ROLE = "common"
+# Dynamic includes report an ok result of their own; they are not counted as executed tasks.
+INCLUDE_ACTIONS = frozenset(("include_tasks", "include_role", "include_vars"))
 ROLE_PREFIX = "gpuops.dlserver."
 
 
@@ -72,6 +74,8 @@ class CallbackModule(CallbackBase):
         self.reboots = {}
         # host -> changes made by tasks that are not in check mode
         self.made = {}
+        # host -> ok results of dynamic includes (include_tasks, include_role, include_vars)
+        self.includes = {}
         self.dry_run = bool(context.CLIARGS.get("check", False))
 
     # ------------------------------------------------------------------ events
@@ -104,6 +108,8 @@ class CallbackModule(CallbackBase):
             self.order.append(host)
         counts = self.roles[host].setdefault(role, {"ok": 0, "changed": 0, "skipped": 0, "failed": 0, "unreachable": 0})
         counts[key] += 1
+        if key == "ok" and (getattr(result._task, "action", None) or "").rsplit(".", 1)[-1] in INCLUDE_ACTIONS:
+            self.includes[host] = self.includes.get(host, 0) + 1
         if key == "ok" and result._result.get("changed", False):
             counts["changed"] += 1
         fields = getattr(result, "_task_fields", None) or {}
@@ -139,7 +145,7 @@ class CallbackModule(CallbackBase):
         for host in hosts:
             records[host] = self.host_record(host, stats.summarize(host), self.roles.get(host, {}),
                                              (custom.get(host) or {}).get("gpuops_summary"), self.reboots.get(host),
-                                             self.dry_run, self.made.get(host, 0))
+                                             self.dry_run, self.made.get(host, 0), self.includes.get(host, 0))
             self._display.display(self.overview_line(records[host]))
         for host in hosts:
             for line in self.host_lines(host, stats.summarize(host), self.roles.get(host, {}),
@@ -180,7 +186,7 @@ class CallbackModule(CallbackBase):
         return ("converged", "converged, nothing changed") if changed == 0 else ("changed", "%d changed" % changed)
 
     @classmethod
-    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0):
+    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0, includes=0):
         """What the summary says of one host, as data (the overview line and the JSON)."""
         published = published or {}
         plan = published.get("plan") or {}
@@ -196,16 +202,16 @@ class CallbackModule(CallbackBase):
             "plan": None if not plan else ("ok" if plan.get("ok", True) else "conflict"),
             "pending_reboot": pending,
             "validation": validation.get("verdict"),
-            "tasks": cls.task_counts(roles),
+            "tasks": cls.task_counts(roles, includes),
             "roles": dict((role, {"state": st, "text": detail}) for role, st, detail in cls.role_rows(roles, plan, state)),
         }
 
     @staticmethod
-    def task_counts(roles):
+    def task_counts(roles, includes=0):
         """Task results of one host, all roles and plays together: ``executed`` (ok, changed or
-        not, and failed) and ``skipped``."""
+        not, and failed; the ``includes`` ok results of dynamic includes left out) and ``skipped``."""
         counts = list((roles or {}).values())
-        return {"executed": sum(c.get("ok", 0) + c.get("failed", 0) for c in counts),
+        return {"executed": sum(c.get("ok", 0) + c.get("failed", 0) for c in counts) - includes,
                 "skipped": sum(c.get("skipped", 0) for c in counts)}
 
     @staticmethod

@@ -108,14 +108,15 @@ class _Role(object):
 
 
 class _Task(object):
-    def __init__(self, role=None):
+    def __init__(self, role=None, action="ansible.builtin.command"):
         self._role = _Role(role) if role else None
+        self.action = action
 
 
 class _Result(object):
-    def __init__(self, host, role, result=None):
+    def __init__(self, host, role, result=None, action="ansible.builtin.command"):
         self._host = _Host(host)
-        self._task = _Task(role)
+        self._task = _Task(role, action)
         self._result = result or {}
 
 
@@ -148,8 +149,9 @@ def _run(tmp_path, events, check=False, published=None):
     callback.get_option = lambda name: path if name == "json_path" else None
     callback.v2_playbook_on_play_start(_Play(check))
     stats = AggregateStats()
-    for kind, host, role, result in events:
-        res = _Result(host, role, result)
+    for event in events:
+        kind, host, role, result = event[:4]
+        res = _Result(host, role, result, *event[4:])
         if kind == "ok":
             callback.v2_runner_on_ok(res)
             stats.increment("ok", host)
@@ -211,8 +213,9 @@ def test_unreachable_failed_and_not_reached_are_told_apart(tmp_path):
 
 def test_noop_rerun_reports_executed_and_skipped_tasks_per_host(tmp_path):
     """A no-op re-run (`make lab` twice): each host's line says how many tasks it executed and
-    skipped, every play and role counted (the probe and plan included)."""
-    events = [("ok", "gpu-a", None, {}), ("ok", "gpu-a", "os_tuning", {}), ("skipped", "gpu-a", "os_tuning", {}),
+    skipped, every play and role counted (the probe and plan included; a dynamic include is not a task)."""
+    events = [("ok", "gpu-a", None, {}), ("ok", "gpu-a", None, {}, "ansible.builtin.include_role"),
+              ("ok", "gpu-a", "os_tuning", {}), ("skipped", "gpu-a", "os_tuning", {}),
               ("ok", "gpu-a", "nvidia_driver", {}), ("skipped", "gpu-a", "nvidia_driver", {}),
               ("skipped", "gpu-a", "nvidia_driver", {}), ("ok", "cpu-b", "os_tuning", {}),
               ("skipped", "cpu-b", "os_tuning", {})]
