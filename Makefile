@@ -163,8 +163,10 @@ molecule-one: setup
 	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \
 	else echo "=== $(SCENARIO) FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
 
-## bench-fleet: time a no-op site.yml re-run over 1/4/8 SSH nodes (recommended ansible.cfg vs Ansible's defaults)
+## bench-fleet: time a no-op site.yml re-run over 1/4/8 SSH nodes (recommended ansible.cfg, Ansible's defaults,
+## Mitogen). It uses the lab's network and mirror, so it queues on the molecule lock like a scenario.
 bench-fleet: setup
+	@$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; \
 	$(BIN)/python bench/fleet_bench.py $(BENCH_ARGS)
 
 ## bench-python-stack: build the torch environment with uv and with pip (cold, no-op, warm cache, verification)
