@@ -121,6 +121,17 @@ def lab_subnet_and_network():
     return lab.SUBNET, lab.NETWORK
 
 
+def stop_lab_services():
+    """Stop this checkout's mirror and package cache, as a molecule scenario's destroy does: every
+    lab service is scoped to its checkout, and the next scenario (from any checkout) starts its own."""
+    lab = lab_module()
+    try:
+        lab.stop_mirror()
+        lab.APT_CACHE_SERVICE.stop()
+    except lab.LabError as exc:
+        log("could not stop the lab's services: %s" % exc)
+
+
 def ours(name):
     res = sh(["docker", "inspect", "--format", "{{ index .Config.Labels \"%s\" }}" % NODE_LABEL, name], check=False)
     if res.returncode != 0:
@@ -506,6 +517,7 @@ def main(argv=None):
     finally:
         if not args.keep:
             remove_nodes([node["name"] for node in nodes])
+            stop_lab_services()
     summarize(result)
     result["elapsed_s"] = round(time.time() - started, 1)
     out = os.path.join(RESULTS, "fleet-%s.json" % stamp)
