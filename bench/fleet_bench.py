@@ -6,9 +6,13 @@
 
 Starts 8 container nodes of its own (gpuops-bench-1..8 at 172.30.99.101-108 on the lab
 network, Debian 13, each carrying the rtx4090-8gpu sysfs fixture), converges them once
-with site.yml (untimed: Debian's real driver packages are installed, so every node is a
-GPU node), then times no-op re-runs on the first 1, 4 and 8 nodes, once with the
-repository's ansible.cfg (the recommended settings) and once with Ansible's defaults.
+with the whole site.yml (untimed: Debian's real driver packages are installed, so every node
+is a GPU node), then times no-op re-runs of the whole site.yml on the first 1, 4 and 8 nodes
+with the repository's ansible.cfg (the recommended settings), with Ansible's defaults, and
+with the recommended settings under Mitogen's mitogen_linear strategy (when the mitogen
+package is installed). The nodes' variables are the lab's (inventories/lab/groups.yml as a
+second inventory source: connection, key, mirror, repository doubles); the mirror and the
+doubles are made as `make lab` makes them. Run it under the molecule lock (`make bench-fleet`).
 
 For each run: wall seconds, controller CPU seconds (ansible-playbook, its workers and the
 ssh clients, including the ControlPersist masters), per host, and executed tasks per host
