@@ -81,6 +81,11 @@ NODE_OWN = {"ansible_host", "gpuops_lab_node", "gpuops_fixture", "inventory_host
             "environment", "vars", "hostvars", "role_names", "ansible_collection_name", "ansible_facts"}
 
 
+def _shared(found):
+    """The variables that are not the node's own."""
+    return dict((k, v) for k, v in found.items() if k not in NODE_OWN)
+
+
 def test_bench_nodes_get_exactly_the_lab_settings(tmp_path):
     """A benchmark node (bench/fleet_bench.py: its hosts file plus inventories/lab/groups.yml)
     gets the same variables, with the same values, as a GPU node of `make lab` (inventories/lab):
@@ -94,8 +99,7 @@ def test_bench_nodes_get_exactly_the_lab_settings(tmp_path):
     import fleet_bench  # noqa: E402  pylint: disable=import-outside-toplevel
     bench = _inventory_vars([str(hosts), fleet_bench.LAB_INVENTORY], "gpuops-bench-1")
     lab = _inventory_vars([os.path.join(root, "inventories", "lab")], "lab-rtx")
-    strip = lambda found: dict((k, v) for k, v in found.items() if k not in NODE_OWN)  # noqa: E731
-    assert strip(bench) == strip(lab)
+    assert _shared(bench) == _shared(lab)
     for name in ("ansible_ssh_private_key_file", "gpuops_mirror_url", "gpuops_cuda_repo_key_url",
                  "nvidia_container_toolkit_keyring_url", "nvidia_container_toolkit_repo_url", "node_exporter_binary_url"):
         assert name in bench, name
@@ -115,8 +119,8 @@ def test_mitogen_cfg_is_the_recommended_one_with_the_strategy(tmp_path):
     parser = configparser.ConfigParser(interpolation=None)
     parser.read_string(text)
     assert parser.get("defaults", "strategy_plugins") == "/m/plugins/strategy"
-    assert parser.get("defaults", "collections_path") == os.path.join(os.path.dirname(REPO_CFG), ".cache",
-                                                                       "collections")
+    wanted = os.path.join(os.path.dirname(REPO_CFG), ".cache", "collections")
+    assert parser.get("defaults", "collections_path") == wanted
     assert parser.get("defaults", "fact_caching_connection").startswith("/")
 
 
