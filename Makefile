@@ -137,8 +137,13 @@ volcano-render: setup
 sanity: setup
 	VENV=$(VENV) tests/sanity/run.sh
 
+## unit: on both CPUs (pytest-xdist, one worker per test file: module fixtures such as the volcano
+## converge's fake cluster are built once). A short --basetemp: under a worker's longer default
+## tmp path gpg cannot create its agent socket (the socket path limit), and the gpg tests fail.
 unit: setup
-	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider
+	@bt=$$(mktemp -d /tmp/ut.XXXXXX); trap 'rm -rf "$$bt"' EXIT; \
+	echo "$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --basetemp=$$bt"; \
+	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --basetemp=$$bt
 
 ## target-python: the modules and every module_utils file they import run on the managed nodes'
 ## oldest Python, 3.8 (vermin; tools/target_python.py finds the files from the modules' imports)
@@ -174,8 +179,10 @@ molecule-one: setup
 	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \
 	else echo "=== $(SCENARIO) FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
 
-## bench-fleet: time a no-op site.yml re-run over 1/4/8 SSH nodes (recommended ansible.cfg vs Ansible's defaults)
+## bench-fleet: time a no-op site.yml re-run over 1/4/8 SSH nodes (recommended ansible.cfg, Ansible's defaults,
+## Mitogen). It uses the lab's network and mirror, so it queues on the molecule lock like a scenario.
 bench-fleet: setup
+	@$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; \
 	$(BIN)/python bench/fleet_bench.py $(BENCH_ARGS)
 
 ## bench-python-stack: build the torch environment with uv and with pip (cold, no-op, warm cache, verification)
