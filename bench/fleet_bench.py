@@ -6,9 +6,13 @@
 
 Starts 8 container nodes of its own (gpuops-bench-1..8 at 172.30.99.101-108 on the lab
 network, Debian 13, each carrying the rtx4090-8gpu sysfs fixture), converges them once
-with site.yml (untimed: Debian's real driver packages are installed, so every node is a
-GPU node), then times no-op re-runs on the first 1, 4 and 8 nodes, once with the
-repository's ansible.cfg (the recommended settings) and once with Ansible's defaults.
+with the whole site.yml (untimed: Debian's real driver packages are installed, so every node
+is a GPU node), then times no-op re-runs of the whole site.yml on the first 1, 4 and 8 nodes
+with the repository's ansible.cfg (the recommended settings), with Ansible's defaults, and
+with the recommended settings under Mitogen's mitogen_linear strategy (when the mitogen
+package is installed). The nodes' variables are the lab's (inventories/lab/groups.yml as a
+second inventory source: connection, key, mirror, repository doubles); the mirror and the
+doubles are made as `make lab` makes them. Run it under the molecule lock (`make bench-fleet`).
 
 For each run: wall seconds, controller CPU seconds (ansible-playbook, its workers and the
 ssh clients, including the ControlPersist masters), per host, and executed tasks per host
@@ -45,6 +49,11 @@ import fleet_report  # noqa: E402  pylint: disable=wrong-import-position
 
 PLAYBOOK = os.path.join(ROOT, "playbooks", "site.yml")
 RECOMMENDED_CFG = os.path.join(ROOT, "ansible.cfg")
+# The lab's groups without hosts: its group_vars (connection, key, mirror, repository doubles)
+# reach the benchmark's nodes through this second inventory source, as they reach molecule's.
+LAB_INVENTORY = os.path.join(ROOT, "inventories", "lab", "groups.yml")
+DOUBLE_BUILDERS = (os.path.join(ROOT, "tests", "doubles", "build_repo.py"),
+                   os.path.join(ROOT, "tests", "doubles", "build_node_exporter_release.py"))
 COLLECTIONS = os.path.join(ROOT, ".cache", "collections")
 CALLBACK_DIR = os.path.join(BENCH, "callback_plugins")
 CALLBACK = "fleet_bench_tasks"
@@ -102,14 +111,29 @@ def start_nodes(nodes):
                                                              spec["fixture"]))
         lab.nodes_up(specs, cache_url=cache_url)
         key = lab.ssh_key()
+        # The mirror and the repository doubles the lab's group_vars point at, as `make lab` makes them.
+        lab.ensure_mirror()
     except lab.LabError as exc:
         raise BenchError("lab: %s" % exc)
+    for builder in DOUBLE_BUILDERS:
+        sh([sys.executable, builder, "--mirror-dir", lab.MIRROR_DIR])
     return {"ssh_key": key, "subnet": lab.SUBNET, "network": lab.NETWORK}
 
 
 def lab_subnet_and_network():
     lab = lab_module()
     return lab.SUBNET, lab.NETWORK
+
+
+def stop_lab_services():
+    """Stop this checkout's mirror and package cache, as a molecule scenario's destroy does: every
+    lab service is scoped to its checkout, and the next scenario (from any checkout) starts its own."""
+    lab = lab_module()
+    try:
+        lab.stop_mirror()
+        lab.APT_CACHE_SERVICE.stop()
+    except lab.LabError as exc:
+        log("could not stop the lab's services: %s" % exc)
 
 
 def ours(name):
@@ -185,20 +209,24 @@ def seed_apt_archives(source, targets):
             log("could not copy apt archives to %s (it downloads them itself)" % target)
 
 
-def group_vars(ssh_key):
-    """Connection variables of the benchmark's inventory: root over SSH with the lab key,
-    the probe reading the fixture tree. Connection *settings* (pipelining, ControlPersist,
-    forks) are left to the configuration under test."""
-    return {
-        "ansible_user": "root",
-        "ansible_ssh_private_key_file": ssh_key,
-        "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
-        "ansible_python_interpreter": "/usr/bin/python3",
-        "gpuops_sysfs_root": "/opt/gpuops-fixture/sys",
-    }
+def lab_env():
+    """What the lab's group_vars read from the environment (inventories/lab/group_vars: the SSH
+    key under the lab's state directory, the repository doubles' descriptions in its mirror
+    directory): the lab's own settings, since the benchmark's hosts file lives elsewhere."""
+    lab = lab_module()
+    return {"GPUOPS_LAB_STATE": lab.STATE, "GPUOPS_MIRROR_DIR": lab.MIRROR_DIR}
 
 
 # --------------------------------------------------------------------------- running ansible
+
+def mitogen_strategy_dir():
+    """Where the mitogen package keeps its strategy plugins (mitogen_linear), or None."""
+    try:
+        import ansible_mitogen  # pylint: disable=import-error,import-outside-toplevel
+    except ImportError:
+        return None
+    return os.path.join(os.path.dirname(ansible_mitogen.__file__), "plugins", "strategy")
+
 
 def ansible_playbook():
     for candidate in (os.path.join(ROOT, ".venv", "bin", "ansible-playbook"),
@@ -249,6 +277,7 @@ def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
     counts_path = log_path[:-4] + ".counts.json"
     control_dir = tempfile.mkdtemp(prefix="gfb-")
     env = dict((k, v) for k, v in os.environ.items() if not k.startswith("ANSIBLE_"))
+    env.update(lab_env())
     env.update({
         "ANSIBLE_CONFIG": cfg,
         "ANSIBLE_CALLBACK_PLUGINS": CALLBACK_DIR,
@@ -257,7 +286,7 @@ def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
         "ANSIBLE_NOCOLOR": "1",
         "GPUOPS_BENCH_COUNTS": counts_path,
     })
-    cmd = [ansible_playbook(), "-i", inventory_path, "--limit", limit, PLAYBOOK]
+    cmd = [ansible_playbook(), "-i", inventory_path, "-i", LAB_INVENTORY, "--limit", limit, PLAYBOOK]
     load_before = os.getloadavg()[0]
     start = time.time()
     with open(log_path, "w") as out:
@@ -299,8 +328,10 @@ def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1,4,8", help="node counts to time (default 1,4,8)")
-    parser.add_argument("--configs", default="recommended,defaults",
-                        help="recommended (the repository's ansible.cfg), defaults (Ansible's), or both")
+    parser.add_argument("--configs", default="recommended,defaults,mitogen",
+                        help="recommended (the repository's ansible.cfg), defaults (Ansible's), mitogen (the "
+                             "recommended one with Mitogen's mitogen_linear strategy; skipped, and said so, "
+                             "without the mitogen package), comma-separated")
     parser.add_argument("--repeat", type=int, default=1, help="timed runs per size and configuration (median)")
     parser.add_argument("--fixture", default="rtx4090-8gpu", help="sysfs fixture of every node (tests/fixtures/hosts/)")
     parser.add_argument("--debian", default="13", help="Debian release of the nodes")
@@ -351,11 +382,11 @@ def bench(args, nodes, run_dir, result, deadline):
         log("reusing %s" % ", ".join(node["name"] for node in running))
     fresh = [node for node in nodes if node not in running]
     remove_nodes([node["name"] for node in fresh])
-    lab_info = start_nodes(fresh)
+    start_nodes(fresh)
     wait_ready(nodes, 180)
     inventory_path = os.path.join(run_dir, "hosts.json")
     with open(inventory_path, "w") as handle:
-        handle.write(fleet_report.inventory_text(nodes, GROUP, group_vars(lab_info["ssh_key"])))
+        handle.write(fleet_report.inventory_text(nodes, GROUP))
 
     with open(RECOMMENDED_CFG) as handle:
         recommended = fleet_report.read_cfg(handle.read())
@@ -366,9 +397,23 @@ def bench(args, nodes, run_dir, result, deadline):
         defaults = fleet_report.read_cfg(handle.read())
     configs = {"recommended": (RECOMMENDED_CFG, recommended), "defaults": (defaults_path, defaults)}
     wanted = [c.strip() for c in args.configs.split(",") if c.strip()]
-    unknown = [c for c in wanted if c not in configs]
+    unknown = [c for c in wanted if c not in configs and c != "mitogen"]
     if unknown:
-        raise BenchError("unknown configuration(s) %s; known: recommended, defaults" % ", ".join(unknown))
+        raise BenchError("unknown configuration(s) %s; known: recommended, defaults, mitogen" % ", ".join(unknown))
+    if "mitogen" in wanted:
+        strategy_dir = mitogen_strategy_dir()
+        if strategy_dir is None:
+            log("mitogen: the mitogen package is not installed in %s: that configuration is not run"
+                % sys.prefix)
+            result["not_run"] = {"mitogen": "the mitogen package is not installed"}
+            wanted.remove("mitogen")
+        else:
+            mitogen_path = os.path.join(run_dir, "mitogen.cfg")
+            with open(RECOMMENDED_CFG) as handle:
+                text = fleet_report.mitogen_cfg(handle.read(), ROOT, strategy_dir)
+            with open(mitogen_path, "w") as handle:
+                handle.write(text)
+            configs["mitogen"] = (mitogen_path, fleet_report.read_cfg(text))
     for config in wanted:
         result["configs"][config] = {"ansible_cfg": os.path.relpath(configs[config][0], ROOT),
                                      "settings": configs[config][1]}
@@ -476,6 +521,7 @@ def main(argv=None):
     finally:
         if not args.keep:
             remove_nodes([node["name"] for node in nodes])
+            stop_lab_services()
     summarize(result)
     result["elapsed_s"] = round(time.time() - started, 1)
     out = os.path.join(RESULTS, "fleet-%s.json" % stamp)

@@ -6,8 +6,10 @@ tests/unit/bench/ tests them."""
 from __future__ import print_function
 
 import configparser
+import io
 import ipaddress
 import json
+import os
 
 # The budget later roles must keep (issue "Role pattern v2", part 5).
 TASK_BUDGET = 150          # executed tasks per GPU host in a no-op run of the whole stack
@@ -22,6 +24,7 @@ SETTINGS = (
     ("defaults", "callbacks_enabled", ""),
     ("ssh_connection", "pipelining", "False"),
     ("ssh_connection", "ssh_args", "-C -o ControlMaster=auto -o ControlPersist=60s"),
+    ("defaults", "strategy", "linear"),
 )
 
 
@@ -49,16 +52,20 @@ def node_plan(count, subnet, first_host, prefix, debian, fixture):
     return nodes
 
 
-def inventory(nodes, group, group_vars):
-    """An inventory (YAML inventory plugin structure) with every node in ``group``."""
-    hosts = dict((node["name"], {"ansible_host": node["ip"]}) for node in nodes)
-    return {"all": {"vars": dict(group_vars), "children": {group: {"hosts": hosts}}}}
+def inventory(nodes, group):
+    """The benchmark's hosts (YAML inventory plugin structure), every node in ``group``, with
+    only what is the node's own: its address and the sysfs fixture it carries. Everything else
+    - connection, SSH key, the mirror, the repository doubles - is the lab's: the benchmark
+    runs with inventories/lab/groups.yml as a second inventory source (as the molecule
+    scenarios do), whose group_vars apply to ``group`` (a child of lab_nodes there)."""
+    hosts = dict((node["name"], {"ansible_host": node["ip"], "gpuops_fixture": node["fixture"]}) for node in nodes)
+    return {"all": {"children": {group: {"hosts": hosts}}}}
 
 
-def inventory_text(nodes, group, group_vars):
+def inventory_text(nodes, group):
     """The inventory as JSON, which Ansible's YAML inventory plugin reads from a ``.json`` file
     (and which yamllint, unlike a ``.yml`` file, does not lint)."""
-    return json.dumps(inventory(nodes, group, group_vars), indent=2, sort_keys=True) + "\n"
+    return json.dumps(inventory(nodes, group), indent=2, sort_keys=True) + "\n"
 
 
 def limit_for(nodes, size):
@@ -97,6 +104,34 @@ def defaults_cfg(collections_path):
     """An ansible.cfg that leaves every setting at Ansible's default; it only says where the
     collection is (that changes where Ansible looks, not how fast it runs)."""
     return "[defaults]\ncollections_path = %s\n" % collections_path
+
+
+# Settings of an ansible.cfg that name a path, resolved against the file's directory.
+PATH_SETTINGS = (("defaults", "collections_path"), ("defaults", "fact_caching_connection"))
+
+
+def mitogen_cfg(recommended_text, cfg_dir, strategy_dir):
+    """The recommended ansible.cfg with Mitogen's ``mitogen_linear`` strategy (plugins in
+    ``strategy_dir``, from the ``mitogen`` package), written elsewhere than ``cfg_dir``: its
+    relative paths are made absolute. Host key checking is off (the lab's nodes get fresh
+    host keys; Mitogen does not honour the inventory's ssh options the same way)."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str
+    parser.read_string(recommended_text)
+    for section, key in PATH_SETTINGS:
+        if parser.has_option(section, key):
+            value = parser.get(section, key).strip()
+            parser.set(section, key, ":".join(
+                part if part.startswith(("/", "~")) else os.path.normpath(os.path.join(cfg_dir, part))
+                for part in value.split(":")))
+    if not parser.has_section("defaults"):
+        parser.add_section("defaults")
+    parser.set("defaults", "strategy", "mitogen_linear")
+    parser.set("defaults", "strategy_plugins", strategy_dir)
+    parser.set("defaults", "host_key_checking", "False")
+    out = io.StringIO()
+    parser.write(out)
+    return out.getvalue()
 
 
 # --------------------------------------------------------------------------- counts

@@ -22,7 +22,8 @@ description:
     one line per Python environment of python_stack with what its verification saw - framework
     versions, CUDA or CPU, the mixed-precision step (C(gpuops_summary.python_stack)).
   - Before the detail, one line per host - GPUs, driver, plan, changed tasks, pending reboot
-    (the collection's reboot request C(gpuops_reboot)), validation verdict.
+    (the collection's reboot request C(gpuops_reboot)), validation verdict, and how many tasks
+    the host executed and skipped (what a no-op re-run of a converged fleet costs per host).
   - A dry run (C(--check), or plays in check mode such as C(gpuops.dlserver.probe)) says it is
     one - its changes are predictions - and a converged fleet reports zero of them.
   - Unreachable hosts are told apart from failed ones, and a role the plan runs but that a failed
@@ -53,6 +54,8 @@ from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 PRIVATE_ROLE = "common"
+# Dynamic includes report an ok result of their own; they are not counted as executed tasks.
+INCLUDE_ACTIONS = frozenset(("include_tasks", "include_role", "include_vars"))
 ROLE_PREFIX = "gpuops.dlserver."
 
 
@@ -71,6 +74,8 @@ class CallbackModule(CallbackBase):
         self.reboots = {}
         # host -> changes made by tasks that are not in check mode
         self.made = {}
+        # host -> ok results of dynamic includes (include_tasks, include_role, include_vars)
+        self.includes = {}
         self.dry_run = bool(context.CLIARGS.get("check", False))
 
     # ------------------------------------------------------------------ events
@@ -103,6 +108,8 @@ class CallbackModule(CallbackBase):
             self.order.append(host)
         counts = self.roles[host].setdefault(role, {"ok": 0, "changed": 0, "skipped": 0, "failed": 0, "unreachable": 0})
         counts[key] += 1
+        if key == "ok" and (getattr(result._task, "action", None) or "").rsplit(".", 1)[-1] in INCLUDE_ACTIONS:
+            self.includes[host] = self.includes.get(host, 0) + 1
         if key == "ok" and result._result.get("changed", False):
             counts["changed"] += 1
         fields = getattr(result, "_task_fields", None) or {}
@@ -138,7 +145,7 @@ class CallbackModule(CallbackBase):
         for host in hosts:
             records[host] = self.host_record(host, stats.summarize(host), self.roles.get(host, {}),
                                              (custom.get(host) or {}).get("gpuops_summary"), self.reboots.get(host),
-                                             self.dry_run, self.made.get(host, 0))
+                                             self.dry_run, self.made.get(host, 0), self.includes.get(host, 0))
             self._display.display(self.overview_line(records[host]))
         for host in hosts:
             for line in self.host_lines(host, stats.summarize(host), self.roles.get(host, {}),
@@ -179,7 +186,7 @@ class CallbackModule(CallbackBase):
         return ("converged", "converged, nothing changed") if changed == 0 else ("changed", "%d changed" % changed)
 
     @classmethod
-    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0):
+    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0, includes=0):
         """What the summary says of one host, as data (the overview line and the JSON)."""
         published = published or {}
         plan = published.get("plan") or {}
@@ -195,18 +202,29 @@ class CallbackModule(CallbackBase):
             "plan": None if not plan else ("ok" if plan.get("ok", True) else "conflict"),
             "pending_reboot": pending,
             "validation": validation.get("verdict"),
+            "tasks": cls.task_counts(roles, includes),
             "roles": dict((role, {"state": st, "text": detail}) for role, st, detail in cls.role_rows(roles, plan, state)),
         }
+
+    @staticmethod
+    def task_counts(roles, includes=0):
+        """Task results of one host, all roles and plays together: ``executed`` (ok, changed or
+        not, and failed; the ``includes`` ok results of dynamic includes left out) and ``skipped``."""
+        counts = list((roles or {}).values())
+        return {"executed": sum(c.get("ok", 0) + c.get("failed", 0) for c in counts) - includes,
+                "skipped": sum(c.get("skipped", 0) for c in counts)}
 
     @staticmethod
     def overview_line(record):
         """One line per host: GPUs, driver, plan, changed, pending reboot, validation."""
         unknown = "?" if record["state"] in ("failed", "unreachable") else "-"
         pending = ", ".join("%s (%s)" % (r, a) for r, a in sorted(record["pending_reboot"].items())) or "no"
-        return "%s: %s; GPUs %s; driver %s; plan %s; changed %d; pending reboot: %s; validation: %s" % (
-            record["host"], record["text"], unknown if record["gpus"] is None else record["gpus"],
-            record["driver"] or unknown, record["plan"] or unknown, record["changed"], pending,
-            record["validation"] or "not run")
+        tasks = record.get("tasks") or {}
+        return "%s: %s; GPUs %s; driver %s; plan %s; changed %d; pending reboot: %s; validation: %s; tasks: %d executed, " \
+            "%d skipped" % (
+                record["host"], record["text"], unknown if record["gpus"] is None else record["gpus"],
+                record["driver"] or unknown, record["plan"] or unknown, record["changed"], pending,
+                record["validation"] or "not run", tasks.get("executed", 0), tasks.get("skipped", 0))
 
     @staticmethod
     def fleet_document(records, dry_run):

@@ -130,9 +130,9 @@ notes:
     C(nvswitch_mgmt_nics); at the NVML depth the NVLink remote device type reveals the switches
     (C(nvlinks[].remote_type=switch)). C(nvlink_fabric) sums up the evidence.
 seealso:
-  - name: Fact contract
-    description: The fact contract of the collection (docs/gpu_facts.md).
-    link: https://example.invalid/gpuops/dlserver
+  - module: gpuops.dlserver.host_plan
+    description: Turns these facts into the one plan per host that every role follows (the fact
+      contract is in the collection's docs/gpu_facts.md).
 """
 
 EXAMPLES = r"""

@@ -180,10 +180,23 @@ def update_sha256sums(mirror, base):
     utils.write_index(mirror, text)
 
 
+def stop_agent(home):
+    """Stop the gpg-agent that signing started for ``home``: it would outlive the build."""
+    subprocess.run(["gpgconf", "--homedir", home, "--kill", "gpg-agent"], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def build(mirror, state, force=False, name="cuda"):
     """Build the repository double ``name`` (a key of repo_specs.SPECS) into ``mirror``."""
+    home = os.path.join(state, SPECS[name]["gnupg"])
+    try:
+        return _build(mirror, state, force, name, home)
+    finally:
+        stop_agent(home)
+
+
+def _build(mirror, state, force, name, home):
     spec = SPECS[name]
-    home = os.path.join(state, spec["gnupg"])
     fingerprint = ensure_key(home, spec["key_uid"])
     base = os.path.join(mirror, *spec["base"].split("/"))
     manifest_path = os.path.join(base, MANIFEST_NAME)

@@ -49,7 +49,12 @@ def main(argv=None):
         manifest = json.load(handle)
     with open(os.path.join(args.mirror_dir, "apt", "cuda", "debian12", "x86_64", manifest["keyring"]), "rb") as handle:
         published = handle.read()
-    fpr, intruder = intruder_key(os.path.join(args.state_dir, "two-key-double-gnupg"))
+    home = os.path.join(args.state_dir, "two-key-double-gnupg")
+    try:
+        fpr, intruder = intruder_key(home)
+    finally:  # the agent key generation started would outlive this script
+        subprocess.run(["gpgconf", "--homedir", home, "--kill", "gpg-agent"], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     data = published + intruder
     dest = os.path.join(args.mirror_dir, "doubles", NAME)
     os.makedirs(os.path.dirname(dest), exist_ok=True)

@@ -8,6 +8,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv=${VENV:-$repo/.venv}
+case $venv in /*) ;; *) venv=$PWD/$venv ;; esac  # a relative VENV is relative to where make ran
 py=${SANITY_PYTHON:-3.11}
 "$venv/bin/python" "$repo/tests/sanity/seed_get_pip.py"
 # One work directory per checkout, so two checkouts (worktrees, CI beside a session) never share one.

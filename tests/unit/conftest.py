@@ -51,6 +51,7 @@ def fixture_two_key_file(tmp_path_factory):
         out = subprocess.run(base + ["--with-colons", "--list-keys"], check=True, capture_output=True).stdout.decode()
         fprs.append([line.split(":")[9] for line in out.splitlines() if line.startswith("fpr:")][0])
         data += subprocess.run(base + ["--export", fprs[-1]], check=True, capture_output=True).stdout
+        subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], check=False, capture_output=True)
     path = tmp_path / "two.gpg"
     path.write_bytes(data)
     return path, fprs

@@ -8,6 +8,8 @@ RTX box and nvd-site-cpu, a CPU-only server on which only site.yml ran (on nvd-c
 is also applied directly, for the role's own assertions in test_default.py).
 """
 import json
+import os
+import re
 
 import pytest
 
@@ -153,3 +155,32 @@ def test_fabric_manager_installed_only_with_nvswitches(host):
     else:
         assert status["fabric_manager"]["required"] is False
         assert not fm
+
+
+# Roles with scenarios of their own: skipped by tag on the five nodes (ANSIBLE_SKIP_TAGS in
+# molecule.yml), run on nvd-hgx by the whole site.yml (converge.yml) where the plan says so.
+WHOLE_STACK_ONLY = ("nvidia_container_toolkit", "python_stack", "dcgm_exporter", "node_exporter")
+
+
+@pytest.mark.parametrize("role", WHOLE_STACK_ONLY)
+def test_whole_stack_only_on_the_hgx_node(host, role):
+    recorded = host.file("/etc/gpuops/%s.json" % role).exists
+    if name(host) == "nvd-hgx":
+        assert plan(host)["roles"][role]["run"] is True, plan(host)["roles"][role]
+        assert recorded, "the whole site.yml did not run %s on nvd-hgx" % role
+    else:
+        assert not recorded, "%s ran on %s, where the scenario skips it by tag" % (role, name(host))
+
+
+def test_whole_site_run_recap():
+    """The whole site.yml on nvd-hgx (converge.yml's nested run, idempotence's copy last): every
+    role's tasks listed, nothing changed, nothing failed."""
+    path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "site-whole-nvd-hgx.log")
+    with open(path) as handle:
+        log = handle.read()
+    tasks = re.findall(r"^TASK \[([^\]]+)\]", log, re.M)
+    for role in ("os_tuning", "nvidia_driver") + WHOLE_STACK_ONLY:
+        assert [t for t in tasks if t.startswith("gpuops.dlserver.%s : " % role)], role
+    recap = re.search(r"^nvd-hgx\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", log, re.M)
+    assert recap, log[-2000:]
+    assert (int(recap.group(2)), int(recap.group(3)), int(recap.group(4))) == (0, 0, 0), recap.group(0)

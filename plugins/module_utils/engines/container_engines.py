@@ -296,8 +296,9 @@ def missing_settings(user_section, effective_section, prefix=''):
     return missing
 
 
-_IMPORTS_RE = re.compile(r'^imports[ \t]*=[ \t]*\[[^\]]*\]([ \t]*#[^\n]*)?[ \t]*$', re.M)
-_VERSION_RE = re.compile(r'^version\s*=\s*[0-9]+[ \t]*(#[^\n]*)?$', re.M)
+# Whole lines of a TOML text: a line ends at a newline or at the end of the text.
+_IMPORTS_RE = re.compile(r'^imports[ \t]*=[ \t]*\[[^\]]*\]([ \t]*#[^\n]*)?[ \t]*(?=\n|\Z)', re.M)
+_VERSION_RE = re.compile(r'^version[ \t]*=[ \t]*[0-9]+[ \t]*(#[^\n]*)?(?=\n|\Z)', re.M)
 _TABLE_RE = re.compile(r'^\s*\[', re.M)
 
 

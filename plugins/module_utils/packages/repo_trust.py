@@ -149,6 +149,13 @@ def key_problems(spec):
     return problems
 
 
+def _stop_agent(host, home):
+    """Stop the gpg-agent that ``gpg --import`` started for the throw-away ``home``: it would outlive the run."""
+    gpgconf = host.module.get_bin_path('gpgconf')
+    if gpgconf:
+        host.run([gpgconf, '--homedir', home, '--kill', 'gpg-agent'], check=False, env={'GNUPGHOME': home})
+
+
 def fetch_key(host, spec, work):
     """Download the key once, check sha256 and fingerprint, export only the chosen key.
 
@@ -179,9 +186,12 @@ def fetch_key(host, spec, work):
                         spec.get('fingerprint_var', 'the key fingerprint'))
     if not chosen['ok']:
         raise Failure(chosen['error'])
-    host.run([gpg, '--batch', '--no-tty', '--import', dest], what='gpg --import of the repository key', env=env)
-    dummy, armored, dummy2 = host.run([gpg, '--batch', '--no-tty', '--armor', '--export-options', 'export-clean',
-                                       '--export', chosen['fingerprint']], what='gpg --export', env=env)
+    try:
+        host.run([gpg, '--batch', '--no-tty', '--import', dest], what='gpg --import of the repository key', env=env)
+        dummy, armored, dummy2 = host.run([gpg, '--batch', '--no-tty', '--armor', '--export-options', 'export-clean',
+                                           '--export', chosen['fingerprint']], what='gpg --export', env=env)
+    finally:
+        _stop_agent(host, home)
     keyring = os.path.join(work, 'keyring.asc')
     with open(keyring, 'w') as handle:
         handle.write(armored)

@@ -53,10 +53,75 @@ def test_node_plan_stays_in_the_subnet():
 
 def test_inventory_puts_every_node_in_the_group():
     nodes = fleet_report.node_plan(2, "10.0.0.0/24", 5, "b-", "13", "f")
-    doc = json.loads(fleet_report.inventory_text(nodes, "gpu_nodes", {"ansible_user": "root"}))
-    assert doc["all"]["vars"] == {"ansible_user": "root"}
+    doc = json.loads(fleet_report.inventory_text(nodes, "gpu_nodes"))
+    assert "vars" not in doc["all"], "the lab's group_vars are the benchmark's settings, not its own"
     assert doc["all"]["children"]["gpu_nodes"]["hosts"] == {
-        "b-1": {"ansible_host": "10.0.0.5"}, "b-2": {"ansible_host": "10.0.0.6"}}
+        "b-1": {"ansible_host": "10.0.0.5", "gpuops_fixture": "f"},
+        "b-2": {"ansible_host": "10.0.0.6", "gpuops_fixture": "f"}}
+
+
+def _inventory_vars(sources, host):
+    """The variables Ansible gives ``host`` from these inventory sources (group_vars included), untemplated."""
+    from ansible.inventory.manager import InventoryManager  # pylint: disable=import-outside-toplevel
+    from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
+    from ansible.vars.manager import VariableManager  # pylint: disable=import-outside-toplevel
+    loader = DataLoader()
+    inv = InventoryManager(loader=loader, sources=sources)
+    found = inv.get_host(host)
+    assert found is not None, (host, sources)
+    return VariableManager(loader=loader, inventory=inv).get_vars(host=found, include_hostvars=False)
+
+
+# A node's own variables (the lab's hosts.yml or the benchmark's hosts file) and Ansible's magic ones.
+NODE_OWN = {"ansible_host", "gpuops_lab_node", "gpuops_fixture", "inventory_hostname", "inventory_hostname_short",
+            "group_names", "groups", "inventory_dir", "inventory_file", "playbook_dir", "omit", "ansible_version",
+            "ansible_play_hosts", "ansible_play_hosts_all", "ansible_play_batch", "play_hosts", "ansible_config_file",
+            "ansible_playbook_python", "ansible_check_mode", "ansible_diff_mode", "ansible_forks",
+            "ansible_inventory_sources", "ansible_skip_tags", "ansible_run_tags", "ansible_verbosity",
+            "environment", "vars", "hostvars", "role_names", "ansible_collection_name", "ansible_facts"}
+
+
+def _shared(found):
+    """The variables that are not the node's own."""
+    return dict((k, v) for k, v in found.items() if k not in NODE_OWN)
+
+
+def test_bench_nodes_get_exactly_the_lab_settings(tmp_path):
+    """A benchmark node (bench/fleet_bench.py: its hosts file plus inventories/lab/groups.yml)
+    gets the same variables, with the same values, as a GPU node of `make lab` (inventories/lab):
+    connection, key, mirror and repository doubles come from ONE place, the lab's group_vars.
+    (bench-fleet once failed because its nodes lacked the mirror settings.)"""
+    root = os.path.dirname(BENCH)
+    nodes = fleet_report.node_plan(1, "172.30.99.0/24", 101, "gpuops-bench-", "13", "rtx4090-8gpu")
+    hosts = tmp_path / "hosts.json"
+    hosts.write_text(fleet_report.inventory_text(nodes, "gpu_nodes"))
+    sys.path.insert(0, os.path.join(root, "bench"))
+    import fleet_bench  # noqa: E402  pylint: disable=import-outside-toplevel
+    bench = _inventory_vars([str(hosts), fleet_bench.LAB_INVENTORY], "gpuops-bench-1")
+    lab = _inventory_vars([os.path.join(root, "inventories", "lab")], "lab-rtx")
+    assert _shared(bench) == _shared(lab)
+    for name in ("ansible_ssh_private_key_file", "gpuops_mirror_url", "gpuops_cuda_repo_key_url",
+                 "nvidia_container_toolkit_keyring_url", "nvidia_container_toolkit_repo_url", "node_exporter_binary_url"):
+        assert name in bench, name
+    assert bench["gpuops_fixture"] == "rtx4090-8gpu"
+
+
+def test_mitogen_cfg_is_the_recommended_one_with_the_strategy(tmp_path):
+    with open(REPO_CFG) as handle:
+        text = fleet_report.mitogen_cfg(handle.read(), os.path.dirname(REPO_CFG), "/m/plugins/strategy")
+    settings = fleet_report.read_cfg(text)
+    recommended = fleet_report.read_cfg(open(REPO_CFG).read())
+    assert settings["strategy"] == {"value": "mitogen_linear", "source": "cfg"}
+    assert recommended["strategy"]["value"] == "linear"
+    assert dict((k, v) for k, v in settings.items() if k != "strategy") == dict(
+        (k, v) for k, v in recommended.items() if k != "strategy")
+    import configparser  # pylint: disable=import-outside-toplevel
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+    assert parser.get("defaults", "strategy_plugins") == "/m/plugins/strategy"
+    wanted = os.path.join(os.path.dirname(REPO_CFG), ".cache", "collections")
+    assert parser.get("defaults", "collections_path") == wanted
+    assert parser.get("defaults", "fact_caching_connection").startswith("/")
 
 
 def test_limit_for():

@@ -53,4 +53,5 @@ def test_double_repository(tmp_path):
                    capture_output=True)
     subprocess.run(["gpg", "--homedir", str(home), "--batch", "--verify", str(repo / "InRelease")], check=True,
                    capture_output=True)
+    builder.stop_agent(str(home))
     assert builder.build(str(mirror), str(state), name="ctk")["changed"] is False

@@ -2,7 +2,8 @@
 (tests/doubles/fake_kube_apiserver.py; no real API server can run here): check mode on a fresh
 cluster creates nothing, converge applies every object of the plan, a second run changes nothing,
 a new scheduler configuration changes the ConfigMap and rolls the scheduler (and nothing else),
-and a gang that cannot be placed fails the role with its reason after the job is deleted.
+and a gang that cannot be placed fails the role with its reason after the job is deleted. Those
+runs share one fake cluster (module fixture `converged`): a run of the role costs tens of seconds.
 
 What the double cannot prove - Volcano's scheduling, the device plugin advertising GPUs, Helm -
 is for the live molecule scenario (KUBECONFIG=... make molecule-one SCENARIO=volcano)."""
@@ -50,8 +51,9 @@ def probed():
     return volcano_validate.fixture_hosts()
 
 
-@pytest.fixture
-def lab(tmp_path, probed):
+def start_lab(tmp_path, probed):
+    """A fresh fake cluster (a GPU node, a CPU node with a stale label) and the playbook,
+    inventory, kubeconfig and manifest the role is run with; returns (cluster, server)."""
     nodes = [
         {"apiVersion": "v1", "kind": "Node",
          "metadata": {"name": "gpu-a", "labels": {"kubernetes.io/hostname": "gpu-a", "nvidia.com/gpu.product": "GFD"}},
@@ -75,8 +77,38 @@ def lab(tmp_path, probed):
                              "gpu-a": {"gpuops_gpu": probed["hgx-h100-8gpu"]["gpu"]},
                              "cpu-b": {"gpuops_gpu": probed["cpu-only"]["gpu"]}}}}}}
     (tmp_path / "inv.yml").write_text(yaml.safe_dump(inventory))
+    return cluster, server
+
+
+@pytest.fixture
+def lab(tmp_path, probed):
+    cluster, server = start_lab(tmp_path, probed)
     yield cluster, tmp_path
     server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def converged(tmp_path_factory, probed):
+    """ONE fake cluster for the module, taken through check mode, converge and a second run
+    (each ansible-playbook run of the role costs tens of seconds: the runs are shared by the
+    tests below, which read what each run left). Snapshots of the cluster after each run."""
+    tmp_path = tmp_path_factory.mktemp("volcano")
+    cluster, server = start_lab(tmp_path, probed)
+    before = copy.deepcopy(cluster.objects)
+    check = run(tmp_path, check=True)
+    after_check = copy.deepcopy(cluster.objects)
+    first = run(tmp_path)
+    after_first = copy.deepcopy(cluster.objects)
+    first_requests = list(cluster.requests)
+    second = run(tmp_path)
+    yield {"cluster": cluster, "tmp_path": tmp_path, "before": before, "check": check, "after_check": after_check,
+           "first": first, "after_first": after_first, "first_requests": first_requests, "second": second}
+    server.shutdown()
+
+
+def snapshot_get(objects, group, plural, namespace, name):
+    """FakeCluster.get on a snapshot of its objects."""
+    return objects.get((group, plural, namespace or None, name))
 
 
 def run(tmp_path, extra=None, check=False):
@@ -94,56 +126,66 @@ def run(tmp_path, extra=None, check=False):
     return proc, (dict(zip(("ok", "changed", "failed"), map(int, recap.groups()))) if recap else None)
 
 
-def test_converge_idempotence_and_roll(lab):
-    cluster, tmp_path = lab
-    before = copy.deepcopy(cluster.objects)
-    proc, recap = run(tmp_path, check=True)
+def test_check_mode_creates_nothing(converged):
+    proc, _recap = converged["check"]
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert cluster.objects == before, "check mode changed the cluster"
+    assert converged["after_check"] == converged["before"], "check mode changed the cluster"
 
-    proc, recap = run(tmp_path)
+
+def test_converge_applies_every_object_of_the_plan(converged):
+    proc, _recap = converged["first"]
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "all 4 worker(s) of the gang ran together and succeeded" in proc.stdout
-    conf = cluster.get("", "configmaps", "volcano-system", "volcano-scheduler-configmap")["data"]["volcano-scheduler.conf"]
+    objects = converged["after_first"]
+
+    def get(*key):
+        return snapshot_get(objects, *key)
+
+    conf = get("", "configmaps", "volcano-system", "volcano-scheduler-configmap")["data"]["volcano-scheduler.conf"]
     assert yaml.safe_load(conf)["actions"] == "enqueue, allocate, backfill"
     assert [p["name"] for p in yaml.safe_load(conf)["tiers"][0]["plugins"]] == ["priority", "gang", "conformance"]
-    deploy = cluster.get("apps", "deployments", "volcano-system", "volcano-scheduler")
-    checksum = deploy["spec"]["template"]["metadata"]["annotations"]["checksum/scheduler-config"]
-    gpu = cluster.get("", "nodes", None, "gpu-a")["metadata"]["labels"]
+    deploy = get("apps", "deployments", "volcano-system", "volcano-scheduler")
+    assert deploy["spec"]["template"]["metadata"]["annotations"]["checksum/scheduler-config"]
+    gpu = get("", "nodes", None, "gpu-a")["metadata"]["labels"]
     assert gpu["nvidia.com/gpu.product"] == "GFD"                     # GPU Feature Discovery's label untouched
     assert gpu[PREFIX + "gpu.product"] == "NVIDIA-H100-80GB-HBM3" and gpu[PREFIX + "nvswitch"] == "true"
-    cpu = cluster.get("", "nodes", None, "cpu-b")["metadata"]["labels"]
+    cpu = get("", "nodes", None, "cpu-b")["metadata"]["labels"]
     assert not any(k.startswith(PREFIX) for k in cpu)                 # stale label removed, none added
-    assert all(cluster.get("scheduling.volcano.sh", "queues", None, q) for q in ("training", "inference", "best-effort"))
-    assert cluster.get("scheduling.volcano.sh", "queues", None, "training")["spec"]["weight"] == 4
-    assert cluster.get("scheduling.k8s.io", "priorityclasses", None, "gpuops-training")["value"] == 10000
-    assert cluster.get("node.k8s.io", "runtimeclasses", None, "nvidia")["handler"] == "nvidia"
-    ds = cluster.get("apps", "daemonsets", "kube-system", "nvidia-device-plugin-daemonset")
+    assert all(get("scheduling.volcano.sh", "queues", None, q) for q in ("training", "inference", "best-effort"))
+    assert get("scheduling.volcano.sh", "queues", None, "training")["spec"]["weight"] == 4
+    assert get("scheduling.k8s.io", "priorityclasses", None, "gpuops-training")["value"] == 10000
+    assert get("node.k8s.io", "runtimeclasses", None, "nvidia")["handler"] == "nvidia"
+    ds = get("apps", "daemonsets", "kube-system", "nvidia-device-plugin-daemonset")
     assert ds["spec"]["template"]["spec"]["nodeSelector"] == {PREFIX + "gpu.present": "true"}
-    assert cluster.get("batch.volcano.sh", "jobs", "default", "gpuops-volcano-smoke") is None
-    assert any(m == "POST" and "/jobs" in p for m, p in cluster.requests)
+    assert get("batch.volcano.sh", "jobs", "default", "gpuops-volcano-smoke") is None
+    assert any(m == "POST" and "/jobs" in p for m, p in converged["first_requests"])
 
-    proc, recap = run(tmp_path)
+
+def test_second_run_changes_nothing(converged):
+    proc, recap = converged["second"]
     assert proc.returncode == 0 and recap["changed"] == 0, proc.stdout[-6000:]
 
+
+def test_new_config_rolls_the_scheduler_and_an_unplaceable_gang_fails(converged):
+    """On the converged cluster: a new scheduler configuration changes the ConfigMap and rolls
+    the scheduler (2 changes, nothing else), and a gang that cannot be placed fails the role with
+    its reason, after the job is deleted (one run for both: the smoke job is not a change)."""
+    cluster, tmp_path = converged["cluster"], converged["tmp_path"]
+    checksum = snapshot_get(converged["after_first"], "apps", "deployments", "volcano-system", "volcano-scheduler")[
+        "spec"]["template"]["metadata"]["annotations"]["checksum/scheduler-config"]
     writes = len([r for r in cluster.requests if r[0] != "GET"])
     proc, recap = run(tmp_path, {"volcano_scheduler_actions": ["enqueue", "allocate", "preempt", "backfill"],
-                                 "volcano_smoke_job": False})
-    assert proc.returncode == 0 and recap["changed"] == 2, proc.stdout[-6000:]
+                                 "volcano_smoke_image": "registry.invalid/never-schedules:1", "volcano_smoke_timeout": 5})
+    assert proc.returncode != 0
+    assert recap["changed"] == 2 and recap["failed"] == 1, proc.stdout[-6000:]
+    assert "The Volcano gang smoke job failed" in proc.stdout and "could not be placed together" in proc.stdout, \
+        proc.stdout[-4000:]
+    assert cluster.get("batch.volcano.sh", "jobs", "default", "gpuops-volcano-smoke") is None
     conf = cluster.get("", "configmaps", "volcano-system", "volcano-scheduler-configmap")["data"]["volcano-scheduler.conf"]
     assert yaml.safe_load(conf)["actions"] == "enqueue, allocate, preempt, backfill"
     rolled = cluster.get("apps", "deployments", "volcano-system", "volcano-scheduler")
     assert rolled["spec"]["template"]["metadata"]["annotations"]["checksum/scheduler-config"] != checksum
     assert writes < len([r for r in cluster.requests if r[0] != "GET"])
-
-
-def test_gang_that_cannot_be_placed_fails_with_its_reason(lab):
-    cluster, tmp_path = lab
-    proc, _recap = run(tmp_path, {"volcano_smoke_image": "registry.invalid/never-schedules:1", "volcano_smoke_timeout": 5})
-    assert proc.returncode != 0
-    assert "The Volcano gang smoke job failed" in proc.stdout and "could not be placed together" in proc.stdout, \
-        proc.stdout[-4000:]
-    assert cluster.get("batch.volcano.sh", "jobs", "default", "gpuops-volcano-smoke") is None
 
 
 def test_unsupported_kubernetes_changes_nothing(lab):

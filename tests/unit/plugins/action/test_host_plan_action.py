@@ -1,15 +1,8 @@
 """gpuops.dlserver.host_plan through a real ansible-playbook run: every role's inputs checked, one plan."""
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-import yaml
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-BIN = os.path.dirname(sys.executable)
-DATA = os.path.join(REPO, "tests", "unit", "plugins", "module_utils", "data")
 
 PLAY = """- hosts: localhost
   gather_facts: false
@@ -24,24 +17,14 @@ PLAY = """- hosts: localhost
 """
 
 
-def run(tmp_path, fixture, *extra):
-    with open(os.path.join(DATA, fixture)) as handle:
-        facts = yaml.safe_load(handle)["facts"]
-    (tmp_path / "pb.yml").write_text(PLAY)
-    (tmp_path / "facts.json").write_text(json.dumps({"facts": facts}))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
-    args = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(tmp_path / "pb.yml"),
-            "-e", "ansible_python_interpreter=%s" % sys.executable, "-e", "out=%s" % (tmp_path / "out.json"),
-            "-e", "@%s" % (tmp_path / "facts.json")]
-    for item in extra:
-        args += ["-e", item]
-    return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+@pytest.fixture
+def run(tmp_path, run_play):
+    return lambda fixture, *extra: run_play(tmp_path, PLAY, fixture, *extra)
 
 
-def test_a_bad_input_of_a_role_the_plan_skips_fails_naming_it(tmp_path):
+def test_a_bad_input_of_a_role_the_plan_skips_fails_naming_it(run, tmp_path):
     # a CPU-only host: the plan skips the container toolkit, its inputs are checked all the same
-    res = run(tmp_path, "plan_cpu_only.yml", json.dumps({"nvidia_container_toolkit_engines": ["no-such-engine"]}),
+    res = run("plan_cpu_only.yml", json.dumps({"nvidia_container_toolkit_engines": ["no-such-engine"]}),
               "os_tuning_reboot=maybe")
     out = res.stdout + res.stderr
     assert res.returncode != 0
@@ -50,8 +33,8 @@ def test_a_bad_input_of_a_role_the_plan_skips_fails_naming_it(tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
-def test_the_plan_comes_from_the_typed_inputs(tmp_path):
-    res = run(tmp_path, "plan_cpu_only.yml", "nvidia_driver_force=true", "node_exporter_listen_address=:9111")
+def test_the_plan_comes_from_the_typed_inputs(run, tmp_path):
+    res = run("plan_cpu_only.yml", "nvidia_driver_force=true", "node_exporter_listen_address=:9111")
     assert res.returncode == 0, res.stdout + res.stderr
     plan = json.loads((tmp_path / "out.json").read_text())
     assert plan["driver"]["required"] is True
@@ -60,22 +43,22 @@ def test_the_plan_comes_from_the_typed_inputs(tmp_path):
     assert plan["host"]["scrape_address"] == "localhost"
 
 
-def test_a_conflict_with_the_hardware_fails_naming_the_variable(tmp_path):
-    res = run(tmp_path, "plan_cpu_only.yml", "nvidia_driver_mig_mode=enabled", "nvidia_driver_force=true")
+def test_a_conflict_with_the_hardware_fails_naming_the_variable(run, tmp_path):
+    res = run("plan_cpu_only.yml", "nvidia_driver_mig_mode=enabled", "nvidia_driver_force=true")
     assert res.returncode != 0
     assert "nvidia_driver_mig_mode" in res.stdout + res.stderr
 
 
-def test_a_variable_that_cannot_be_evaluated_is_named(tmp_path):
-    res = run(tmp_path, "plan_cpu_only.yml", "python_stack_prefix={{ no_such_variable }}")
+def test_a_variable_that_cannot_be_evaluated_is_named(run, tmp_path):
+    res = run("plan_cpu_only.yml", "python_stack_prefix={{ no_such_variable }}")
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "python_stack_prefix cannot be evaluated" in out
 
 
-def test_a_target_address_that_is_no_address_fails_naming_it(tmp_path):
+def test_a_target_address_that_is_no_address_fails_naming_it(run, tmp_path):
     # the address this host publishes for Prometheus's file_sd targets (issue 19)
-    res = run(tmp_path, "plan_cpu_only.yml", json.dumps({"prometheus_target_address": "10.9.9.9\n- targets: [x:1]"}))
+    res = run("plan_cpu_only.yml", json.dumps({"prometheus_target_address": "10.9.9.9\n- targets: [x:1]"}))
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "prometheus_target_address" in out and "is not a host name" in out
@@ -86,10 +69,10 @@ def test_a_target_address_that_is_no_address_fails_naming_it(tmp_path):
     ("node_exporter_listen_address", "9100", ["node_exporter_listen_address", "is not a listen address"]),
     ("dcgm_exporter_listen_address", ":9400\n", ["dcgm_exporter_listen_address", "[HOST]:PORT"]),
 ])
-def test_a_listen_address_the_plan_publishes_is_checked_first(tmp_path, variable, value, words):
+def test_a_listen_address_the_plan_publishes_is_checked_first(run, tmp_path, variable, value, words):
     # Prometheus reads the exporters' listen addresses from each host's plan: a bad one fails on its
     # own host, before the plan is published (issue 19)
-    res = run(tmp_path, "plan_cpu_only.yml", json.dumps({variable: value}))
+    res = run("plan_cpu_only.yml", json.dumps({variable: value}))
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert all(w in out for w in words), out[-2000:]

@@ -1,15 +1,10 @@
 """gpuops_mirror_url through real ansible-playbook runs: the role_inputs and host_plan actions repoint
 every URL variable at its vendor default, keep one the inventory set, and refuse a bad mirror URL."""
 import json
-import os
-import subprocess
-import sys
 
-import yaml
+import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-BIN = os.path.dirname(sys.executable)
-DATA = os.path.join(REPO, "tests", "unit", "plugins", "module_utils", "data")
+
 MIRROR = "http://mirror.example.internal/gpuops"
 
 PLAY = """- hosts: localhost
@@ -31,23 +26,13 @@ PLAY = """- hosts: localhost
 """
 
 
-def run(tmp_path, *extra):
-    with open(os.path.join(DATA, "plan_cpu_only.yml")) as handle:
-        facts = yaml.safe_load(handle)["facts"]
-    (tmp_path / "pb.yml").write_text(PLAY)
-    (tmp_path / "facts.json").write_text(json.dumps({"facts": facts}))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
-    args = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(tmp_path / "pb.yml"),
-            "-e", "ansible_python_interpreter=%s" % sys.executable, "-e", "out=%s" % (tmp_path / "out.json"),
-            "-e", "@%s" % (tmp_path / "facts.json")]
-    for item in extra:
-        args += ["-e", item]
-    return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+@pytest.fixture
+def run(tmp_path, run_play):
+    return lambda *extra: run_play(tmp_path, PLAY, "plan_cpu_only.yml", *extra)
 
 
-def test_the_mirror_repoints_defaults_and_keeps_what_was_set(tmp_path):
-    res = run(tmp_path, "gpuops_mirror_url=%s" % MIRROR,
+def test_the_mirror_repoints_defaults_and_keeps_what_was_set(run, tmp_path):
+    res = run("gpuops_mirror_url=%s" % MIRROR,
               "python_stack_nvidia_index_url=https://pypi.site.internal/nvidia")
     assert res.returncode == 0, res.stdout + res.stderr
     values = json.loads((tmp_path / "out.json").read_text())
@@ -57,8 +42,8 @@ def test_the_mirror_repoints_defaults_and_keeps_what_was_set(tmp_path):
     assert values["cuda"]["gpuops_cuda_repo_base_url"] == MIRROR + "/apt/cuda"
 
 
-def test_without_a_mirror_the_vendor_urls_stay(tmp_path):
-    res = run(tmp_path)
+def test_without_a_mirror_the_vendor_urls_stay(run, tmp_path):
+    res = run()
     assert res.returncode == 0, res.stdout + res.stderr
     values = json.loads((tmp_path / "out.json").read_text())
     assert values["python_stack"]["pytorch_index_url"] == "https://download.pytorch.org/whl"
@@ -66,8 +51,8 @@ def test_without_a_mirror_the_vendor_urls_stay(tmp_path):
     assert values["cuda"]["gpuops_cuda_repo_base_url"] == "https://developer.download.nvidia.com/compute/cuda/repos"
 
 
-def test_a_bad_mirror_url_fails_before_anything(tmp_path):
-    res = run(tmp_path, json.dumps({"gpuops_mirror_url": "http://mirror.example.internal/gpuops\nX"}))
+def test_a_bad_mirror_url_fails_before_anything(run, tmp_path):
+    res = run(json.dumps({"gpuops_mirror_url": "http://mirror.example.internal/gpuops\nX"}))
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "gpuops_mirror_url must be an http(s):// or file:/// URL" in out

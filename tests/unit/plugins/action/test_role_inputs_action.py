@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 BIN = os.path.dirname(sys.executable)
 
@@ -18,20 +20,13 @@ PLAY = """- hosts: localhost
 """
 
 
-def run(tmp_path, *extra):
-    (tmp_path / "pb.yml").write_text(PLAY)
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
-    args = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(tmp_path / "pb.yml"),
-            "-e", "ansible_python_interpreter=%s" % sys.executable, "-e", "out=%s" % (tmp_path / "out.json")]
-    for item in extra:
-        args += ["-e", item]
-    return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path),
-                          check=False)
+@pytest.fixture
+def run(tmp_path, run_play):
+    return lambda *extra: run_play(tmp_path, PLAY, None, *extra)
 
 
-def test_extra_vars_strings_become_typed_values(tmp_path):
-    res = run(tmp_path, "os_tuning_reboot=false", "os_tuning_reboot_timeout=900", "os_tuning_hold_kernel=yes")
+def test_extra_vars_strings_become_typed_values(run, tmp_path):
+    res = run("os_tuning_reboot=false", "os_tuning_reboot_timeout=900", "os_tuning_hold_kernel=yes")
     assert res.returncode == 0, res.stdout + res.stderr
     values = json.loads((tmp_path / "out.json").read_text())
     assert values["reboot"] is False
@@ -41,23 +36,23 @@ def test_extra_vars_strings_become_typed_values(tmp_path):
     assert values["kernel_cmdline"] == []
 
 
-def test_a_string_for_a_list_fails_naming_the_variable(tmp_path):
-    res = run(tmp_path, "os_tuning_kernel_cmdline=pcie_aspm=off")
+def test_a_string_for_a_list_fails_naming_the_variable(run, tmp_path):
+    res = run("os_tuning_kernel_cmdline=pcie_aspm=off")
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "os_tuning_kernel_cmdline must be a list, got a string ('pcie_aspm=off')" in out
     assert not (tmp_path / "out.json").exists()
 
 
-def test_json_extra_vars_keep_their_types(tmp_path):
-    res = run(tmp_path, json.dumps({"os_tuning_kernel_cmdline": ["iommu=pt"], "os_tuning_reboot": True}))
+def test_json_extra_vars_keep_their_types(run, tmp_path):
+    res = run(json.dumps({"os_tuning_kernel_cmdline": ["iommu=pt"], "os_tuning_reboot": True}))
     assert res.returncode == 0, res.stdout + res.stderr
     values = json.loads((tmp_path / "out.json").read_text())
     assert values["kernel_cmdline"] == ["iommu=pt"]
     assert values["reboot"] is True
 
 
-def test_a_secret_variable_keeps_the_published_fact_out_of_the_output(tmp_path):
+def test_a_secret_variable_keeps_the_published_fact_out_of_the_output(run, tmp_path):
     play = ("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
             "    - gpuops.dlserver.role_inputs:\n        role: node_exporter\n"
             "    - ansible.builtin.copy:\n        dest: \"{{ out }}\"\n"

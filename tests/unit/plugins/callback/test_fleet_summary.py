@@ -108,14 +108,15 @@ class _Role(object):
 
 
 class _Task(object):
-    def __init__(self, role=None):
+    def __init__(self, role=None, action="ansible.builtin.command"):
         self._role = _Role(role) if role else None
+        self.action = action
 
 
 class _Result(object):
-    def __init__(self, host, role, result=None):
+    def __init__(self, host, role, result=None, action="ansible.builtin.command"):
         self._host = _Host(host)
-        self._task = _Task(role)
+        self._task = _Task(role, action)
         self._result = result or {}
 
 
@@ -148,13 +149,17 @@ def _run(tmp_path, events, check=False, published=None):
     callback.get_option = lambda name: path if name == "json_path" else None
     callback.v2_playbook_on_play_start(_Play(check))
     stats = AggregateStats()
-    for kind, host, role, result in events:
-        res = _Result(host, role, result)
+    for event in events:
+        kind, host, role, result = event[:4]
+        res = _Result(host, role, result, *event[4:])
         if kind == "ok":
             callback.v2_runner_on_ok(res)
             stats.increment("ok", host)
             if res._result.get("changed"):
                 stats.increment("changed", host)
+        elif kind == "skipped":
+            callback.v2_runner_on_skipped(res)
+            stats.increment("skipped", host)
         elif kind == "failed":
             callback.v2_runner_on_failed(res)
             stats.increment("failures", host)
@@ -188,10 +193,10 @@ def test_unreachable_failed_and_not_reached_are_told_apart(tmp_path):
     assert lines[0] == "BANNER GPUOPS FLEET SUMMARY"
     # one line per host before the detail
     assert lines[1] == ("gpu-a: 1 changed; GPUs 8; driver 580.95.05; plan ok; changed 1; "
-                        "pending reboot: nvidia_driver (deferred); validation: not run")
+                        "pending reboot: nvidia_driver (deferred); validation: not run; tasks: 2 executed, 0 skipped")
     assert lines[2].startswith("gpu-b: FAILED; GPUs 8;")
     assert lines[3] == ("gpu-c: UNREACHABLE; GPUs ?; driver ?; plan ?; changed 0; pending reboot: no; "
-                        "validation: not run")
+                        "validation: not run; tasks: 0 executed, 0 skipped")
     text = "\n".join(lines)
     assert "  nvidia_driver              not reached: the host failed earlier (plan: run)" in text
     block_b = text[text.index("\ngpu-b: FAILED\n"):text.index("\ngpu-c: UNREACHABLE\n")]
@@ -202,6 +207,23 @@ def test_unreachable_failed_and_not_reached_are_told_apart(tmp_path):
     assert doc["hosts"]["gpu-b"]["roles"]["gpu_validate"]["state"] == "not_reached"
     assert doc["hosts"]["gpu-a"]["pending_reboot"] == {"nvidia_driver": "deferred"}
     assert doc["hosts"]["gpu-c"]["state"] == "unreachable"
+    assert doc["hosts"]["gpu-a"]["tasks"] == {"executed": 2, "skipped": 0}
+    assert doc["hosts"]["gpu-b"]["tasks"] == {"executed": 2, "skipped": 0}
+
+
+def test_noop_rerun_reports_executed_and_skipped_tasks_per_host(tmp_path):
+    """A no-op re-run (`make lab` twice): each host's line says how many tasks it executed and
+    skipped, every play and role counted (the probe and plan included; a dynamic include is not a task)."""
+    events = [("ok", "gpu-a", None, {}), ("ok", "gpu-a", None, {}, "ansible.builtin.include_role"),
+              ("ok", "gpu-a", "os_tuning", {}), ("skipped", "gpu-a", "os_tuning", {}),
+              ("ok", "gpu-a", "nvidia_driver", {}), ("skipped", "gpu-a", "nvidia_driver", {}),
+              ("skipped", "gpu-a", "nvidia_driver", {}), ("ok", "cpu-b", "os_tuning", {}),
+              ("skipped", "cpu-b", "os_tuning", {})]
+    lines, doc = _run(tmp_path, events)
+    assert lines[1].startswith("cpu-b: converged, nothing changed;") and lines[1].endswith("; tasks: 1 executed, 1 skipped")
+    assert lines[2].startswith("gpu-a: converged, nothing changed;") and lines[2].endswith("; tasks: 3 executed, 3 skipped")
+    assert doc["hosts"]["gpu-a"]["tasks"] == {"executed": 3, "skipped": 3}
+    assert lines[-1] == "No changes on any host: the fleet was already converged."
 
 
 def test_dry_run_says_so_and_a_converged_fleet_predicts_nothing(tmp_path):

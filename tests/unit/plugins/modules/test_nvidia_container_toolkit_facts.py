@@ -138,3 +138,50 @@ class EngineHost(object):
 def test_live_docker_view(tmp_path, answer, expect):
     seen = mod.live_engines(EngineHost({"docker": answer}), platform(tmp_path), ["docker"])
     assert seen["docker"]["nvidia_runtime"] is expect
+
+
+def fake_installed(version):
+    packages = dict((name, version) for name in mod.ctk.PACKAGES) if version else {}
+    return lambda host, accept: {"packages": packages, "versions": [version] if version else [], "verdicts": {},
+                                 "refused": []}
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_verify_of_a_converged_host_reads_the_same_in_check_mode(tmp_path, monkeypatch, check_mode):
+    # The role's status record is built from this result: a dry run of a converged host must
+    # read what a run reads, or the status file "changes" under --check.
+    monkeypatch.setattr(mod, "installed", fake_installed("1.19.1-1"))
+    args = {"action": "verify", "inputs": inputs(), "platform": platform(tmp_path), "engines": [], "pin": "1.19.1-*",
+            "_ansible_check_mode": check_mode}
+    kind, result = run(args)
+    assert kind is ExitJson, result.get("msg")
+    assert result["problems"] == []
+    assert result["installed"]["packages"] == dict((n, "1.19.1-1") for n in mod.ctk.PACKAGES)
+    assert result["verify"]["installed"] == result["installed"]["packages"]
+
+
+@pytest.mark.parametrize("check_mode,kind", [(False, FailJson), (True, ExitJson)])
+def test_verify_fails_a_run_and_reports_in_check_mode(tmp_path, monkeypatch, check_mode, kind):
+    # Not installed yet (a dry run on a fresh host): a run fails naming the packages; check mode
+    # reports the same problems and warns instead, because the run would install them first.
+    monkeypatch.setattr(mod, "installed", fake_installed(None))
+    warned = []
+    monkeypatch.setattr(mod.AnsibleModule, "warn", lambda self, text: warned.append(text))
+    args = {"action": "verify", "inputs": inputs(), "platform": platform(tmp_path), "engines": [], "pin": "1.19.1-*",
+            "_ansible_check_mode": check_mode}
+    got, result = run(args)
+    assert got is kind
+    assert len(result["problems"]) == 1 and "not at the pinned version 1.19.1-*" in result["problems"][0]
+    assert "nvidia-container-toolkit not installed" in result["problems"][0]
+    if check_mode:
+        assert result["changed"] is False
+        assert [w for w in warned if w.startswith("check mode: the host does not pass verification yet: ")]
+    else:
+        assert "not at the pinned version" in result["msg"] and not warned
+
+
+def test_resolve_problems_fail_in_check_mode_too(etc):
+    # Only verify reports instead of failing in check mode: bad input fails a dry run as a run.
+    kind, result = run({"action": "resolve", "inputs": inputs(version="1.17.3"), "platform": platform(etc),
+                        "_ansible_check_mode": True})
+    assert kind is FailJson and "CVE-2025-23359" in result["msg"]
