@@ -63,7 +63,8 @@ DISTRO_TOOLKIT = {
 # libcudnn9-dev-cuda-<major>; cuDNN 9 support matrix: CUDA 11.8, 12.x and 13.x builds).
 # NCCL is one package for every CUDA, its version names the CUDA it was built for
 # (libnccl-dev 2.21.5-1+cuda12.4; SOURCE: NCCL installation guide, "Ubuntu": "libnccl2=2.x.y-1+cudaX.Y
-# libnccl-dev=2.x.y-1+cudaX.Y"): one build per host, for the default toolkit.
+# libnccl-dev=2.x.y-1+cudaX.Y"): one build per host, for the default toolkit, installed by its exact version
+# (cuda/nccl.py).
 TOOLKIT_PACKAGE = 'cuda-toolkit-%d-%d'
 NSIGHT_PACKAGES = ('cuda-nsight-systems-%d-%d', 'cuda-nsight-compute-%d-%d')
 CUDNN_PACKAGE = {11: 'libcudnn9-dev-cuda-11', 12: 'libcudnn9-dev-cuda-12', 13: 'libcudnn9-dev-cuda-13'}
@@ -275,19 +276,19 @@ def packages(source, pair, inputs):
 
 
 def nccl(source, default, inputs):
-    """{packages, version, reason}: NCCL for the default toolkit (apt version pattern), or nothing."""
+    """{packages, cuda, reason}: NCCL for the default toolkit, or nothing. ``cuda`` is the build to
+    match (NVIDIA's repository); the exact version is picked from the repository once it is
+    configured (cuda/nccl.py, filter gpuops.dlserver.cuda_toolkit_nccl)."""
     if not inputs.get('nccl'):
-        return {'packages': [], 'version': None, 'reason': 'cuda_toolkit_nccl is false'}
+        return {'packages': [], 'cuda': None, 'reason': 'cuda_toolkit_nccl is false'}
     if default is None:
-        return {'packages': [], 'version': None, 'reason': 'no toolkit to match NCCL to'}
+        return {'packages': [], 'cuda': None, 'reason': 'no toolkit to match NCCL to'}
     if source == 'distro':
-        return {'packages': list(NCCL_PACKAGES), 'version': None,
+        return {'packages': list(NCCL_PACKAGES), 'cuda': None,
                 'reason': "the distribution's NCCL, built for its nvidia-cuda-toolkit"}
-    # '*' after it too: a site's rebuilt mirror (and the lab's double) may append a local suffix.
-    pattern = '*+cuda%s*' % dotted(default)
-    return {'packages': list(NCCL_PACKAGES), 'version': pattern,
-            'reason': 'the NCCL build for the default toolkit CUDA %s (package version %s); NCCL is one package '
-                      'per host' % (dotted(default), pattern)}
+    return {'packages': list(NCCL_PACKAGES), 'cuda': dotted(default),
+            'reason': 'the NCCL build for the default toolkit CUDA %s (package version <nccl>-<rev>+cuda%s); NCCL is '
+                      'one package per host' % (dotted(default), dotted(default))}
 
 
 def removals(source, pairs, installed, inputs):
