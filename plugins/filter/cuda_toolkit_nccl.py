@@ -66,9 +66,9 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import nccl
 
 def cuda_toolkit_nccl(policy, wanted):
     if not isinstance(policy, str) or not isinstance(wanted, dict):
-        raise AnsibleFilterError('gpuops.dlserver.cuda_toolkit_nccl: needs the apt-cache policy output (a string) '
-                                 'and the plan\'s nccl decision (a dict), got %r and %r' % (type(policy).__name__,
-                                                                                          type(wanted).__name__))
+        raise AnsibleFilterError("gpuops.dlserver.cuda_toolkit_nccl: needs the apt-cache policy output (a string) and "
+                                 "the plan's nccl decision (a dict), got %r and %r"
+                                 % (type(policy).__name__, type(wanted).__name__))
     try:
         return nccl.pick(policy, wanted)
     except (ValueError, TypeError) as exc:
