@@ -27,6 +27,14 @@ def test_debian_toolkit_installed_from_the_archive(host):
     assert "non-free" in policy, policy
 
 
+def test_supported_host_compiler(host):
+    # Debian's nvidia-cuda-toolkit-gcc: /usr/bin/cuda-g++, the g++ the toolkit supports (verify
+    # compiles with -ccbin /usr/bin/cuda-g++; the default gcc of Debian 12 has no g++ here).
+    assert host.package("nvidia-cuda-toolkit-gcc").is_installed
+    assert host.file("/usr/bin/cuda-g++").is_symlink
+    assert host.run("/usr/bin/cuda-g++ --version").rc == 0
+
+
 def test_real_nvcc_reports_the_release(host):
     out = host.check_output("/usr/bin/nvcc --version")
     assert "Cuda compilation tools, release %s," % release(host) in out, out

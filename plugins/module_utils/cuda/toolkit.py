@@ -73,7 +73,16 @@ NCCL_PACKAGES = ('libnccl2', 'libnccl-dev')
 # (same apt-cache check); Debian 12 has none (DISTRO_NCCL). Debian's cuDNN
 # (contrib nvidia-cudnn) downloads NVIDIA's archive while it installs, and its Nsight packages are
 # not in every release: neither is offered with the distro source.
-DISTRO_PACKAGES = ('nvidia-cuda-toolkit',)
+# Debian's nvcc compiles host code with the first gcc/g++ on PATH (its /etc/nvcc.profile only puts
+# /usr/lib/nvidia-cuda-toolkit/bin first), and nvidia-cuda-toolkit accepts any of a list of g++/clang
+# versions. On a host whose default gcc has no g++ (Debian 12 with dkms: gcc-12 alone) nvcc fails
+# ("gcc: fatal error: cannot execute 'cc1plus'", the first run of molecule cuda_toolkit_distro).
+# Debian's nvidia-cuda-toolkit-gcc is the compiler the toolkit supports, as /usr/bin/cuda-g++
+# (-> g++-11 on Debian 12, Depends: g++-11; SOURCE: apt-cache show and the .deb of
+# nvidia-cuda-toolkit-gcc 11.8.0-5~deb12u1, bookworm/non-free; 12.4.1-2 in trixie/non-free):
+# installed with the toolkit, and verify compiles with -ccbin /usr/bin/cuda-g++.
+DISTRO_PACKAGES = ('nvidia-cuda-toolkit', 'nvidia-cuda-toolkit-gcc')
+DISTRO_HOST_COMPILER = '/usr/bin/cuda-g++'
 DISTRO_NCCL = (('Debian', '13'),)
 
 # Packages of one toolkit X.Y in NVIDIA's repository all end with -X-Y (cuda-nvcc-12-4,
@@ -333,7 +342,9 @@ def verify_plan(source, pairs, gpu_count, driver_loaded, in_container):
         run, why = False, 'no GPU on this host: compiled only'
     else:
         run, why = False, 'GPU(s) present but no loaded driver%s: compiled only' % (' (container)' if in_container else '')
-    return [{'version': dotted(p), 'nvcc': nvcc(source, p), 'run': run, 'reason': why,
+    # nvcc options beyond the source, output and -c: the distribution's supported host compiler.
+    flags = ['-ccbin', DISTRO_HOST_COMPILER] if source == 'distro' else []
+    return [{'version': dotted(p), 'nvcc': nvcc(source, p), 'run': run, 'reason': why, 'flags': list(flags),
              'object': 'gpuops-cuda-check-%s' % dotted(p)} for p in pairs]
 
 
