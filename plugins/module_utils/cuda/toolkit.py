@@ -46,7 +46,7 @@ DRIVER_TABLE_SOURCE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Cor
 
 # The toolkit each distribution ships as nvidia-cuda-toolkit. SOURCE: apt-cache policy on the lab's
 # Debian images with non-free and contrib enabled (2026-12-01): Debian 12 bookworm/non-free
-# 11.8.89~11.8.0-5~deb12u1 (315 packages to install), Debian 13 trixie/non-free 12.4.131~12.4.1-2;
+# 11.8.89~11.8.0-5~deb12u1 (315 packages with recommends, 72 without on a lab node), Debian 13 trixie/non-free 12.4.131~12.4.1-2;
 # Ubuntu (not checked here): 22.04 jammy multiverse 11.5.1, 24.04 noble multiverse 12.0.140.
 DISTRO_TOOLKIT = {
     ('Debian', '12'): (11, 8),
