@@ -46,7 +46,7 @@ DRIVER_TABLE_SOURCE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Cor
 
 # The toolkit each distribution ships as nvidia-cuda-toolkit. SOURCE: apt-cache policy on the lab's
 # Debian images with non-free and contrib enabled (2026-12-01): Debian 12 bookworm/non-free
-# 11.8.89~11.8.0-5~deb12u1 (315 packages to install), Debian 13 trixie/non-free 12.4.131~12.4.1-2;
+# 11.8.89~11.8.0-5~deb12u1 (315 packages with recommends, 72 without on a lab node), Debian 13 trixie/non-free 12.4.131~12.4.1-2;
 # Ubuntu (not checked here): 22.04 jammy multiverse 11.5.1, 24.04 noble multiverse 12.0.140.
 DISTRO_TOOLKIT = {
     ('Debian', '12'): (11, 8),
@@ -63,7 +63,8 @@ DISTRO_TOOLKIT = {
 # libcudnn9-dev-cuda-<major>; cuDNN 9 support matrix: CUDA 11.8, 12.x and 13.x builds).
 # NCCL is one package for every CUDA, its version names the CUDA it was built for
 # (libnccl-dev 2.21.5-1+cuda12.4; SOURCE: NCCL installation guide, "Ubuntu": "libnccl2=2.x.y-1+cudaX.Y
-# libnccl-dev=2.x.y-1+cudaX.Y"): one build per host, for the default toolkit.
+# libnccl-dev=2.x.y-1+cudaX.Y"): one build per host, for the default toolkit, installed by its exact version
+# (cuda/nccl.py).
 TOOLKIT_PACKAGE = 'cuda-toolkit-%d-%d'
 NSIGHT_PACKAGES = ('cuda-nsight-systems-%d-%d', 'cuda-nsight-compute-%d-%d')
 CUDNN_PACKAGE = {11: 'libcudnn9-dev-cuda-11', 12: 'libcudnn9-dev-cuda-12', 13: 'libcudnn9-dev-cuda-13'}
@@ -72,7 +73,16 @@ NCCL_PACKAGES = ('libnccl2', 'libnccl-dev')
 # (same apt-cache check); Debian 12 has none (DISTRO_NCCL). Debian's cuDNN
 # (contrib nvidia-cudnn) downloads NVIDIA's archive while it installs, and its Nsight packages are
 # not in every release: neither is offered with the distro source.
-DISTRO_PACKAGES = ('nvidia-cuda-toolkit',)
+# Debian's nvcc compiles host code with the first gcc/g++ on PATH (its /etc/nvcc.profile only puts
+# /usr/lib/nvidia-cuda-toolkit/bin first), and nvidia-cuda-toolkit accepts any of a list of g++/clang
+# versions. On a host whose default gcc has no g++ (Debian 12 with dkms: gcc-12 alone) nvcc fails
+# ("gcc: fatal error: cannot execute 'cc1plus'", the first run of molecule cuda_toolkit_distro).
+# Debian's nvidia-cuda-toolkit-gcc is the compiler the toolkit supports, as /usr/bin/cuda-g++
+# (-> g++-11 on Debian 12, Depends: g++-11; SOURCE: apt-cache show and the .deb of
+# nvidia-cuda-toolkit-gcc 11.8.0-5~deb12u1, bookworm/non-free; 12.4.1-2 in trixie/non-free):
+# installed with the toolkit, and verify compiles with -ccbin /usr/bin/cuda-g++.
+DISTRO_PACKAGES = ('nvidia-cuda-toolkit', 'nvidia-cuda-toolkit-gcc')
+DISTRO_HOST_COMPILER = '/usr/bin/cuda-g++'
 DISTRO_NCCL = (('Debian', '13'),)
 
 # Packages of one toolkit X.Y in NVIDIA's repository all end with -X-Y (cuda-nvcc-12-4,
@@ -275,19 +285,19 @@ def packages(source, pair, inputs):
 
 
 def nccl(source, default, inputs):
-    """{packages, version, reason}: NCCL for the default toolkit (apt version pattern), or nothing."""
+    """{packages, cuda, reason}: NCCL for the default toolkit, or nothing. ``cuda`` is the build to
+    match (NVIDIA's repository); the exact version is picked from the repository once it is
+    configured (cuda/nccl.py, filter gpuops.dlserver.cuda_toolkit_nccl)."""
     if not inputs.get('nccl'):
-        return {'packages': [], 'version': None, 'reason': 'cuda_toolkit_nccl is false'}
+        return {'packages': [], 'cuda': None, 'reason': 'cuda_toolkit_nccl is false'}
     if default is None:
-        return {'packages': [], 'version': None, 'reason': 'no toolkit to match NCCL to'}
+        return {'packages': [], 'cuda': None, 'reason': 'no toolkit to match NCCL to'}
     if source == 'distro':
-        return {'packages': list(NCCL_PACKAGES), 'version': None,
+        return {'packages': list(NCCL_PACKAGES), 'cuda': None,
                 'reason': "the distribution's NCCL, built for its nvidia-cuda-toolkit"}
-    # '*' after it too: a site's rebuilt mirror (and the lab's double) may append a local suffix.
-    pattern = '*+cuda%s*' % dotted(default)
-    return {'packages': list(NCCL_PACKAGES), 'version': pattern,
-            'reason': 'the NCCL build for the default toolkit CUDA %s (package version %s); NCCL is one package '
-                      'per host' % (dotted(default), pattern)}
+    return {'packages': list(NCCL_PACKAGES), 'cuda': dotted(default),
+            'reason': 'the NCCL build for the default toolkit CUDA %s (package version <nccl>-<rev>+cuda%s); NCCL is '
+                      'one package per host' % (dotted(default), dotted(default))}
 
 
 def removals(source, pairs, installed, inputs):
@@ -332,7 +342,9 @@ def verify_plan(source, pairs, gpu_count, driver_loaded, in_container):
         run, why = False, 'no GPU on this host: compiled only'
     else:
         run, why = False, 'GPU(s) present but no loaded driver%s: compiled only' % (' (container)' if in_container else '')
-    return [{'version': dotted(p), 'nvcc': nvcc(source, p), 'run': run, 'reason': why,
+    # nvcc options beyond the source, output and -c: the distribution's supported host compiler.
+    flags = ['-ccbin', DISTRO_HOST_COMPILER] if source == 'distro' else []
+    return [{'version': dotted(p), 'nvcc': nvcc(source, p), 'run': run, 'reason': why, 'flags': list(flags),
              'object': 'gpuops-cuda-check-%s' % dotted(p)} for p in pairs]
 
 

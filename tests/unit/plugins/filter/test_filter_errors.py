@@ -33,6 +33,8 @@ BAD = {
                         "gpuops_cuda_repo"),
     "cuda_toolkit_plan": (({"source": "cuda_repo", "versions": ["12.4\n"], "default": "", "driver_compat": "minor",
                             "status_file": "/etc/gpuops/cuda_toolkit.json"}, {}, {}, []), "cuda_toolkit_versions"),
+    "cuda_toolkit_nccl": (("libnccl2:\n  Installed: (none)\n", {"packages": ["libnccl2"], "cuda": "12.4\n"}),
+                          "cuda_toolkit_nccl"),
     "cuda_toolkit_verify": (("not registered results", {}), "cuda_toolkit_verify"),
     "driver_rollback": (("580.95.05", "580.105.08\nreboot", "fail", []), "target driver version"),
     "dcgm_exporter_config": ((["not", "a", "dict"], {}), "inputs"),
