@@ -49,6 +49,13 @@ options:
     type: list
     elements: path
     default: []
+  package:
+    description:
+      - The distribution package of node_exporter (C(node_exporter_source=package)); its installed
+        version is read with C(dpkg-query), so that a converged host skips the package manager.
+      - Empty to read no package.
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -58,6 +65,7 @@ EXAMPLES = r"""
     web_config: /etc/node_exporter/web-config.yml
     status_file: /etc/gpuops/node_exporter.json
     tls_files: [/etc/node_exporter/tls/node.crt, /etc/node_exporter/tls/node.key]
+    package: prometheus-node-exporter
   register: node
   no_log: true
 """
@@ -67,7 +75,8 @@ node:
   description:
     - "C(account) (C(uid), C(gid), C(gecos), C(home), C(shell); null when absent), C(hashes) (user to bcrypt
       hash in the web configuration), C(status) (the last status record or null), C(files) (path to C(exists)
-      and C(pem), which is C(certificate), C(private key), C(unreadable) or null)."
+      and C(pem), which is C(certificate), C(private key), C(unreadable) or null), C(package) (C(name) and its
+      installed C(version), null when it is not installed; null when no package was asked)."
   returned: always
   type: dict
 """
@@ -75,6 +84,7 @@ node:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_host
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
 
 
 def main():
@@ -84,11 +94,22 @@ def main():
             web_config=dict(type='path', required=True),
             status_file=dict(type='path', required=True),
             tls_files=dict(type='list', elements='path', default=[]),
+            package=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
     params = module.params
     node = node_exporter_host.read(params['user'], params['web_config'], params['status_file'], params['tls_files'])
+    node['package'] = None
+    if params['package']:
+        name = params['package']
+        if not node_exporter_host.PACKAGE_RE.fullmatch(name):
+            module.fail_json(msg='package %r: not a package name' % name)
+        dpkg = module.get_bin_path('dpkg-query')
+        out = module.run_command([dpkg, '-W', '-f', '${Package}\t${Version}\t${db:Status-Abbrev}\n', name])[1] \
+            if dpkg else ''
+        row = apt_sources.parse_dpkg_query(out, [name]).get(name)
+        node['package'] = {'name': name, 'version': row['version'] if row else None}
     module.exit_json(changed=False, node=node)
 
 

@@ -107,6 +107,18 @@ packages:
   returned: action is resolve
   type: list
   elements: str
+change:
+  description: A toolkit package is not installed, or not at the wanted version.
+  returned: action is resolve
+  type: bool
+install_state:
+  description:
+    - "Whether the install step must run at all (C(install)), the toolkit packages not installed
+      (C(missing)) and those to hold afterwards (C(hold)), from the dpkg state read once; a
+      converged host skips apt."
+  returned: action is resolve
+  type: dict
+  sample: {install: false, missing: [], hold: []}
 vulnerabilities:
   description: The verdict on the wanted version (C(refused), C(cves), C(accepted), C(fixed_in), C(reason)).
   returned: action is resolve
@@ -140,6 +152,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_engines as ce
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit as ctk
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
 
 
@@ -153,16 +167,12 @@ def read(path):
 def installed(host, verdict_accept):
     rc, out, dummy = host.run(['dpkg-query', '-W', '-f', '${Package}\t${Version}\t${db:Status-Abbrev}\n']
                               + ctk.PACKAGES, check=False)
-    found = {}
-    for line in out.splitlines():
-        parts = line.split('\t')
-        # db:Status-Abbrev: wanted (i install, h hold, ...), state (i installed), error flag.
-        if len(parts) == 3 and parts[2][1:2] == 'i':
-            found[parts[0]] = parts[1]
+    state = apt_sources.parse_dpkg_query(out, ctk.PACKAGES)
+    found = dict((name, row['version']) for name, row in state.items())
     versions = sorted(set(found.values()))
     verdicts = dict((v, ctk.vulnerable(v, verdict_accept)) for v in versions)
     refused = [v for v in versions if verdicts[v]['refused']]
-    return {'packages': found, 'versions': versions, 'verdicts': verdicts, 'refused': refused}
+    return {'packages': found, 'state': state, 'versions': versions, 'verdicts': verdicts, 'refused': refused}
 
 
 def engines_present(host, plat):
@@ -301,13 +311,16 @@ def resolve(module, host):
                                module.params['in_container'])
     want = ctk.upstream(inp['version'])
     pin = inp['version'] if '-' in inp['version'] else inp['version'] + '-*'
+    change = any(have['packages'].get(name) is None or ctk.upstream(have['packages'][name]) != want
+                 or ('-' in inp['version'] and have['packages'][name] != inp['version'])
+                 for name in ctk.PACKAGES)
     return {'problems': [], 'vulnerabilities': verdict, 'installed': have, 'engines': engines,
             'present': dict((k, bool(v)) for k, v in present.items()), 'files': files, 'records': records,
             'packages': list(ctk.PACKAGES), 'cdi': cdi, 'smoke': smoke, 'restart': restart, 'version': want, 'pin': pin,
             'install': ['%s=%s' % (name, pin) for name in ctk.PACKAGES],
-            'change': any(have['packages'].get(name) is None or ctk.upstream(have['packages'][name]) != want
-                          or ('-' in inp['version'] and have['packages'][name] != inp['version'])
-                          for name in ctk.PACKAGES)}
+            'change': change,
+            'install_state': dpkg_state.install_state(dict((name, pin) for name in ctk.PACKAGES), [], have['state'],
+                                                      change)}
 
 
 def runtime(module, host):

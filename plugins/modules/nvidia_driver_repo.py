@@ -163,6 +163,15 @@ install:
   returned: action is resolve
   type: list
   elements: str
+install_state:
+  description:
+    - "Whether the install step must run at all (C(install): a pinned version differs, or a wanted
+      package is not installed), the wanted packages not installed (C(missing)) and the pinned
+      packages to hold afterwards (C(hold)), from the package state read once; a converged host
+      skips the package manager."
+  returned: action is resolve
+  type: dict
+  sample: {install: false, missing: [], hold: []}
 keyring:
   description: The repository key, checked, with only the wanted key in C(content) (armored).
   returned: action is resolve and a CUDA repository is used

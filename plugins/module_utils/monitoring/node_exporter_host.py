@@ -23,6 +23,8 @@ import re
 # Header and base64 body of one PEM block.
 _PEM = re.compile(r'-----BEGIN ([A-Z0-9 ]+)-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END \1-----')
 _MAX = 1024 * 1024
+# A Debian package name (Debian Policy 5.6.1), the whole value.
+PACKAGE_RE = re.compile(r'[a-z0-9][a-z0-9.+-]+')
 # One user of basic_auth_users as the role writes it (to_nice_yaml): "  name: $2b$10$<53>".
 _HASH_LINE = re.compile(r'^[ ]+([^\s:#]+):[ ]*["\']?(\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53})["\']?[ ]*$', re.M)
 

@@ -2,7 +2,8 @@
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The state of dpkg before a role installs anything: an interrupted run, half-installed
-packages, who holds a dpkg/apt lock and a bounded wait for it.
+packages, who holds a dpkg/apt lock and a bounded wait for it; and whether the install step has
+anything to do at all (a converged host is not asked again).
 
 Pure functions (the module passes in what it read), standard library only, Python 3.8+.
 """
@@ -77,3 +78,19 @@ def wait_for_locks(probe, locks, timeout, sleep, clock, interval=2.0):
                     'error': '%s after waiting %d s: let it finish (or stop it) and run the role again'
                              % (held[0][1], int(timeout))}
         sleep(min(interval, max(0.1, timeout - waited)))
+
+
+def install_state(pinned, other, installed, change):
+    """What the install step still has to do, from the package state the resolve read once.
+
+    ``pinned``: {package: exact version}; ``other``: packages wanted by name; ``installed``:
+    {package: {version, held}} (fully installed packages only); ``change``: a pinned version
+    differs from the installed one. ``install``: the package manager must run (a version
+    change, or a wanted package not installed) - when False the converged host is not asked
+    again; ``hold``: the pinned packages to hold afterwards (every one after an install, whose
+    release step let go of the holds, else only those not held yet).
+    """
+    missing = sorted(set(n for n in list(pinned) + list(other) if n not in installed))
+    install = bool(change) or bool(missing)
+    hold = sorted(pinned) if install else sorted(n for n in pinned if not installed[n].get('held'))
+    return {'install': install, 'missing': missing, 'hold': hold}

@@ -17,6 +17,7 @@ import os
 import shutil
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources as sources
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_host as dh
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
@@ -152,6 +153,7 @@ def resolve(p, host):
     return {'target': result['target'], 'pinned': result['pinned'], 'change': result['change'],
             'held': result['held'], 'keep': result['keep'], 'versions': versions, 'installed': have,
             'install': repo.install_names(result['pinned'], pk['other'], backend),
+            'install_state': dpkg_state.install_state(result['pinned'], pk['other'], have, result['change']),
             'headers': header_rows, 'headers_install': headers_install, 'kernels': kernel_list,
             'packages': pk, 'repo_text': repo_text, 'repo_files': repo_files, 'index': index,
             'cuda_url': url, 'keyring': keyring, 'files': files,

@@ -185,3 +185,34 @@ def test_resolve_problems_fail_in_check_mode_too(etc):
     kind, result = run({"action": "resolve", "inputs": inputs(version="1.17.3"), "platform": platform(etc),
                         "_ansible_check_mode": True})
     assert kind is FailJson and "CVE-2025-23359" in result["msg"]
+
+
+class _DpkgHost:
+    """Answers the one dpkg-query the resolve makes (the format its installed() asks for)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def run(self, argv, check=True):
+        assert argv[:2] == ["dpkg-query", "-W"]
+        return 0, self.text, ""
+
+
+def test_installed_reads_versions_and_holds_once():
+    # Three toolkit packages installed (two held), one removed with its conffiles left: the
+    # resolve's install_state says the converged part needs no apt and which holds are missing.
+    text = ("nvidia-container-toolkit\t1.19.1-1\thi \n"
+            "nvidia-container-toolkit-base\t1.19.1-1\thi \n"
+            "libnvidia-container-tools\t1.19.1-1\tii \n"
+            "libnvidia-container1\t1.19.1-1\trc \n")
+    have = mod.installed(_DpkgHost(text), [])
+    assert have["packages"] == {"nvidia-container-toolkit": "1.19.1-1", "nvidia-container-toolkit-base": "1.19.1-1",
+                                "libnvidia-container-tools": "1.19.1-1"}
+    assert have["state"]["libnvidia-container-tools"] == {"version": "1.19.1-1", "held": False}
+    pinned = dict((name, "1.19.1-*") for name in mod.ctk.PACKAGES)
+    state = mod.dpkg_state.install_state(pinned, [], have["state"], True)
+    assert state == {"install": True, "missing": ["libnvidia-container1"], "hold": sorted(mod.ctk.PACKAGES)}
+    converged = dict((name, {"version": "1.19.1-1", "held": name != "libnvidia-container1"})
+                     for name in mod.ctk.PACKAGES)
+    assert mod.dpkg_state.install_state(pinned, [], converged, False) == {
+        "install": False, "missing": [], "hold": ["libnvidia-container1"]}

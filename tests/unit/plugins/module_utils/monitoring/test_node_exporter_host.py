@@ -72,3 +72,11 @@ def test_read_a_fresh_host(tmp_path):
     assert got == {"account": None, "hashes": {}, "status": None, "files": {}}
     (tmp_path / "bad.json").write_text("[1, 2")
     assert host.read("x", "", str(tmp_path / "bad.json"), [], getpwnam=getpwnam)["status"] is None
+
+
+@pytest.mark.parametrize("name,ok", [
+    ("prometheus-node-exporter", True), ("libstdc++6", True), ("node-exporter\n", False),
+    ("prometheus-node-exporter; rm -rf /", False), ("-x", False), ("", False), ("Node", False),
+])
+def test_package_name_is_checked_whole_before_dpkg_query_sees_it(name, ok):
+    assert bool(host.PACKAGE_RE.fullmatch(name)) is ok

@@ -263,3 +263,9 @@ def test_verify_problems():
     assert "kernel module is version 580.95.05" in text and "0000:02:00.0" in text
     ok = repo.verify_problems(dict(gpu, gpus=gpu["gpus"][:1]), "580.95.05", "580.95.05", "open")
     assert ok["problems"] == [] and ok["ran"] is True
+
+
+@pytest.mark.parametrize("case", CASES["install_state"], ids=ids(CASES["install_state"]))
+def test_install_state(case):
+    got = dpkg_state.install_state(case["pinned"], case["other"], case["installed"], case["change"])
+    assert got == case["expect"]
