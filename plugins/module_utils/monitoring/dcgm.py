@@ -26,7 +26,6 @@ import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import quote_arg as systemd_quote
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_inputs, dcgm_packages
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm_verify import verify_metrics  # noqa: F401
 
 # name: (Prometheus type, help). Profiling fields are the DCGM_FI_PROF_* names.
 FIELDS = {
