@@ -20,7 +20,7 @@ description:
 - Takes the registered results of the role's tasks that change the host (by name; C({}) for a task that did not
   run, or true/false for a change the role tracks itself) and whether this is a dry run (C(ansible_check_mode)).
 - A run always verifies what it leaves. A dry run verifies only where no task would change anything (a converged
-  host): the page is then the one a run would verify, and the status file records the same verification, so
+  host), where the page is the one a run would verify and the status file records the same verification, so
   C(--check) changes nothing there. Elsewhere the exporter is not (yet) what a run leaves, and the result says
   which tasks would change.
 - The decision is C(verify_when) in C(plugins/module_utils/monitoring/dcgm_verify.py).

@@ -86,8 +86,8 @@ def test_a_python_environment_left_alone_is_shown_with_its_path(tmp_path):
     reason = ("environment team: /opt/gpuops/envs/team is a directory the role did not create (no "
               ".gpuops-python-stack.json marker): left alone (set python_stack_adopt: true to let the role take it over)")
     published_data["python_stack"] = [
-        {"name": "team", "backend": "venv", "python": "3.11", "left_alone": {"path": "/opt/gpuops/envs/team",
-                                                                            "reason": reason},
+        {"name": "team", "backend": "venv", "python": "3.11",
+         "left_alone": {"path": "/opt/gpuops/envs/team", "reason": reason},
          "verification": {"ok": None, "summary": "not verified: left alone (/opt/gpuops/envs/team)"}}]
     lines = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published_data)
     assert "  python env team: left alone: " + reason in lines

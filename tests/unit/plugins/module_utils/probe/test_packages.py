@@ -141,7 +141,7 @@ def test_read_a_toolkit_from_another_repository():
     found = packages.read(run, which, exists)
     assert found['installed_packages'] == {} and found['runfile'] is False
     assert found['components']['nvidia_container_toolkit'] == {'version': '1.17.8-1', 'origin': 'other',
-                                                                'marker': False}
+                                                               'marker': False}
     assert packages.origin_of([{'url': 'https://mirror.example/libnvidia-container/stable/deb/amd64', 'dist': ''}],
                               {}) == 'toolkit_repo'
 
