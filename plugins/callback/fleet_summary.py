@@ -349,6 +349,9 @@ class CallbackModule(CallbackBase):
             lines.append("  kernel security updates held back (driver host): " + ", ".join(
                 "%s %s -> %s" % (u.get("name"), u.get("installed"), u.get("candidate")) for u in held))
         for env in published.get("python_stack") or []:
+            if env.get("left_alone"):
+                lines.append("  python env %s: left alone: %s" % (env.get("name"), env["left_alone"].get("reason")))
+                continue
             ver = env.get("verification") or {}
             state = "FAILED" if ver.get("ok") is False else ("verified" if ver.get("ok") else "not verified")
             lines.append("  python env %s (%s, Python %s): %s: %s" % (

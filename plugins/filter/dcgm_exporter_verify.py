@@ -76,7 +76,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import verify_metrics
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm_verify import verify_metrics
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 
 

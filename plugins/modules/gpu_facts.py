@@ -256,8 +256,13 @@ ansible_facts:
         components:
           description:
             - With O(packages=auto), per role whose component the host may have from elsewhere
-              (C(nvidia_container_toolkit)) - C(version) of its package (null when not installed), C(origin)
-              (C(toolkit_repo), C(cuda_repo), C(distro) or C(other)) and C(marker) (the role's version pin).
+              (C(nvidia_container_toolkit), C(dcgm_exporter)) - C(version) of its package (for DCGM the first
+              C(datacenter-gpu-manager*) package; null when not installed), C(origin) (C(toolkit_repo),
+              C(cuda_repo), C(distro) or C(other); of several packages the one that is not the role's) and
+              C(marker) (the role's version pin; for DCGM the role's counters file). C(dcgm_exporter) also has
+              C(units), the exporter units found under C(/etc/systemd/system) (NVIDIA's packaged
+              C(nvidia-dcgm-exporter.service) enabled, or an C(nvidia-dcgm-exporter.service) or
+              C(dcgm-exporter.service) written there).
           type: dict
           returned: when O(packages=auto) (empty when the package state could not be read)
           sample: {"nvidia_container_toolkit": {"version": "1.19.1-1", "origin": "toolkit_repo", "marker": true}}

@@ -16,7 +16,7 @@ description:
   - O(action=plan) checks the declared environments, resolves each for this host (the PyTorch
     wheel index matched to the driver's CUDA version, C(tensorflow[and-cuda]) on CUDA 12 hosts,
     DALI's CUDA flavour), computes each environment's spec hash, reads what is on the host and
-    decides per environment C(none), C(build), C(swap), C(remove) or C(refuse). It also renders
+    decides per environment C(none), C(build), C(swap), C(remove), C(leave) or C(adopt). It also renders
     the framework environment defaults. Bad input fails here, naming the environment and the
     cause, before anything changes. Changes nothing.
   - O(action=converge) converges one planned environment. A build goes into
@@ -27,8 +27,11 @@ description:
   - O(action=verify) runs the verification script inside one environment (versions, CUDA
     availability and devices, one mixed-precision PyTorch step, one XLA-compiled TensorFlow
     step) and fails when the result is not what the host should give.
-  - Environments without the role's marker file (C(.gpuops-python-stack.json)) are never
-    changed or removed.
+  - Environments without the role's marker file (C(.gpuops-python-stack.json)) are planned
+    C(leave) - reported with their path and why, never changed or removed - unless the inputs'
+    C(adopt) (python_stack_adopt) is true; then C(adopt) builds the declared environment beside
+    it and swaps the link in, keeping a directory or file found there as C(<prefix>/.<name>-adopted)
+    (the result's C(adopted) says where the old environment is). Plan/adopt.py decides.
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
@@ -144,6 +147,10 @@ seconds:
   description: (converge) Seconds the build took (0 when nothing was built).
   returned: action=converge
   type: float
+adopted:
+  description: (converge, action C(adopt)) Where the environment the role took over is now (C(<prefix>/.<name>-adopted), or a link's old target).
+  returned: action=converge and the environment was adopted
+  type: str
 verification:
   description: (verify) What the verification script saw, plus C(ok) and C(summary).
   returned: action=verify

@@ -7,6 +7,7 @@ written here (field lists, flags, fixture bus ids), never read from the role's o
 """
 
 import json
+import os
 
 import pytest
 
@@ -74,7 +75,8 @@ def fixture_gpu_node(host):
 def test_repository_is_the_double_with_a_checked_signed_by_keyring(host, gpu_node):
     text = host.file("/etc/apt/sources.list.d/gpuops-dcgm.sources").content_string
     release = "debian12" if gpu_node == "dcgm-hgx" else "debian13"
-    assert "URIs: http://172.30.99.1:8099/apt/cuda/%s/x86_64/\n" % release in text
+    mirror = "172.30.99.1:%s" % os.environ.get("GPUOPS_LAB_MIRROR_PORT", "8099")  # the lab mirror's port
+    assert "URIs: http://%s/apt/cuda/%s/x86_64/\n" % (mirror, release) in text
     assert "Signed-By: /etc/apt/keyrings/gpuops-dcgm.asc\n" in text
     # Only the double's key is in the keyring (the collection's one key trust).
     shown = host.check_output("gpg --batch --no-tty --with-colons --show-keys /etc/apt/keyrings/gpuops-dcgm.asc")

@@ -384,6 +384,8 @@ def decide(inputs, plan, gpu=None, platform=None):
         'exec_start': [],
         'packages': [],
         'repository': None,
+        'adopt': dict((plan.get('adopt') or {}).get('dcgm_exporter') or {}),
+        'stop_units': [],
     }
     if errors or not run:
         result['status'] = status(result)
@@ -401,8 +403,21 @@ def decide(inputs, plan, gpu=None, platform=None):
         container = _container_command(inputs, profiling, csv_path)
         result.update({'container': container, 'exec_start': container['argv']})
     result['unit'] = render_unit(result)
+    result['stop_units'] = stop_units(result['adopt'], UNIT_NAME)
     result['status'] = status(result)
     return result
+
+
+UNIT_NAME = 'dcgm-exporter.service'
+
+
+def stop_units(adopted, own):
+    """The exporter units someone else runs that the role stops and disables when it takes over
+    (``dcgm_exporter_adopt``: the plan's ``adopt.dcgm_exporter`` names them); its own unit, at the
+    same name, is rewritten instead."""
+    if adopted.get('action') != 'adopt':
+        return []
+    return [unit for unit in adopted.get('units') or [] if unit != own]
 
 
 # Host mode: the exporter only talks to the host engine over TCP and serves HTTP, so it runs
@@ -445,33 +460,6 @@ def render_unit(result):
     return header + '\n' + '\n'.join(unit) + '\n'
 
 
-def verify_metrics(text, expected):
-    """Compare what the exporter served (Prometheus text) with the fields of the counters file.
-
-    Every metric named ``DCGM_FI_*`` that was served must be in ``expected``; at least one must be
-    served. Fields a GPU does not support are not served by dcgm-exporter, so they are listed,
-    not failed.
-    """
-    served = set()
-    for line in (text or '').splitlines():
-        if line.startswith('DCGM_FI_'):
-            served.add(re.split(r'[{ ]', line, 1)[0])
-    expected = list(expected or [])
-    unexpected = sorted(served - set(expected))
-    not_served = [name for name in expected if name not in served]
-    ok = bool(served) and not unexpected
-    if not served:
-        reason = 'the exporter served no DCGM_FI_* metric'
-    elif unexpected:
-        reason = 'the exporter served fields that are not in the counters file: %s' % ', '.join(unexpected)
-    else:
-        reason = '%d of %d fields served' % (len(served), len(expected))
-        if not_served:
-            reason += '; not served (not supported by these GPUs or not yet sampled): %s' % ', '.join(not_served)
-    return {'ok': ok, 'served': sorted(served), 'not_served': not_served, 'unexpected': unexpected,
-            'reason': reason}
-
-
 def status(result):
     """The record written to the status file (stable values only)."""
     record = {
@@ -481,6 +469,9 @@ def status(result):
         'profiling': {'value': result['profiling']['value'], 'reason': result['profiling']['reason']},
         'mig': result['mig'],
     }
+    if result['adopt'].get('action') in ('leave', 'adopt'):
+        # what the collection did not install (plan/adopt.py): who, why, and what the role stops on adopt
+        record['adopt'] = dict(result['adopt'], left_alone=result['adopt']['action'] == 'leave')
     if result['run']:
         record.update({
             'cuda_major': result['cuda_major'],

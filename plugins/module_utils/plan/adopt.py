@@ -190,31 +190,49 @@ def component(role, what, installed, marker, adopt):
 # role -> (what, the origin of the role's own repository as probe/packages.py names it)
 COMPONENTS = {
     'nvidia_container_toolkit': ('the NVIDIA Container Toolkit', 'toolkit_repo'),
+    'dcgm_exporter': ('DCGM (datacenter-gpu-manager) or dcgm-exporter', 'cuda_repo'),
 }
+_UNIT_PATH = re.compile(r'/etc/systemd/system/(?:[a-z.-]+\.wants/)?([a-z-]+\.service)')
 
 
 def plan_component(role, components, adopt):
     """The plan's ``adopt.<role>`` for a component the probe reads (probe/packages.py COMPONENTS).
 
-    ``components``: the probe's ``components`` facts (None: not read, then ``manage`` as before).
-    Not installed, or installed with the role's pin (``marker``): the collection's (one record for
-    both, as the plan must not change once the role installed it); from the role's own repository:
-    the same source; from anywhere else: someone else's, left alone unless ``adopt``.
+    ``components``: the probe's ``components`` facts (None, or without the role: not read, then
+    ``manage`` as before). Not installed, or installed with the role's marker: the collection's (one
+    record for both, as the plan must not change once the role installed it); from the role's own
+    repository: the same source; from anywhere else, or an exporter unit (``units``: paths under
+    /etc/systemd/system the probe found) without the role's marker: someone else's, left alone
+    unless ``adopt`` (the decision then names the ``units`` the role stops when it takes over).
     """
     what, own = COMPONENTS[role]
     _bool(adopt, '%s_adopt' % role)
-    if components is None:
+    if components is None or (isinstance(components, dict) and role not in components):
+        # not read at all, or not by this probe (the package state was unreadable, older facts)
         return {'action': 'manage', 'owner': NOT_READ,
                 'reason': 'the probe did not read who installed %s: the role manages it' % what}
     found = components.get(role) if isinstance(components, dict) else None
     if not isinstance(found, dict):
         raise AdoptError('adopt: components.%s must be a dict of version, origin, marker, got %r' % (role, found))
-    if not found.get('version') or _bool(found.get('marker', False), 'marker'):
+    units = found.get('units') or []
+    if not isinstance(units, list) or any(not isinstance(u, str) or not _UNIT_PATH.fullmatch(u) for u in units):
+        raise AdoptError('adopt: components.%s.units must be a list of unit paths under /etc/systemd/system, got %r'
+                         % (role, units))
+    marker = _bool(found.get('marker', False), 'marker')
+    if units and not marker:
+        # an exporter someone else runs: its unit, enabled or written by hand, without the role's marker
+        decision = decide(role, what, UNKNOWN, 'runs from a unit the role did not write (%s)' % ', '.join(units), adopt)
+        decision['units'] = sorted(set(_UNIT_PATH.fullmatch(u).group(1) for u in units))
+        return decision
+    if not found.get('version') or marker:
         # one record for both, so that the plan (and /etc/gpuops/plan.json) is the same before and
         # after the role installs it: the role's either way
         return {'action': 'manage', 'owner': COLLECTION,
                 'reason': "%s is the role's: not installed yet, or installed by this collection" % what}
     origin = found.get('origin')
+    if origin not in ORIGINS + ('toolkit_repo',):
+        raise AdoptError('adopt: components.%s.origin must be one of %s, got %r'
+                         % (role, ', '.join(ORIGINS + ('toolkit_repo',)), origin))
     if origin == own:
         return decide(role, what, SAME_SOURCE, 'installed from the repository the role uses', adopt)
     owner = DISTRIBUTION if origin == 'distro' else OTHER_REPOSITORY

@@ -45,7 +45,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options impor
 PLAN_VERSION = 1
 
 
-def _decide_roles(ctx, driver, dcgm, adopt_driver, adopt_toolkit):
+def _decide_roles(ctx, driver, dcgm, adopted):
     has_gpus = ctx['gpu_count'] > 0
     in_container = ctx['options']['in_container']
     driver_reason = driver['reason']
@@ -62,11 +62,8 @@ def _decide_roles(ctx, driver, dcgm, adopt_driver, adopt_toolkit):
     decisions = {
         'cuda_toolkit': _decide_cuda_toolkit(ctx['options'], driver, gpu_stack_reason),
         'os_tuning': (True, 'every host is tuned; GPU-specific settings follow this plan'),
-        'nvidia_driver': ((False, adopt_driver['reason']) if driver['required'] and adopt_driver['action'] == 'leave'
-                          else (driver['required'], driver_reason)),
-        'nvidia_container_toolkit': ((False, adopt_toolkit['reason'])
-                                     if driver['required'] and adopt_toolkit['action'] == 'leave'
-                                     else (driver['required'], gpu_stack_reason)),
+        'nvidia_driver': (driver['required'], driver_reason),
+        'nvidia_container_toolkit': (driver['required'], gpu_stack_reason),
         'python_stack': (True, 'every host gets the Python stacks (CPU wheels where there is no GPU)'),
         'node_exporter': (True, 'every host exports node metrics'),
         'dcgm_exporter': (dcgm['exporter']['value'], dcgm['exporter']['reason']),
@@ -74,6 +71,10 @@ def _decide_roles(ctx, driver, dcgm, adopt_driver, adopt_toolkit):
         'volcano': (True, group),
         'gpu_validate': validate,
     }
+    for role, decision in adopted.items():
+        # what someone else installed is left alone where the role would have run (plan/adopt.py)
+        if decisions[role][0] and decision['action'] == 'leave':
+            decisions[role] = (False, decision['reason'])
     return dict((name, {'run': decisions[name][0], 'reason': decisions[name][1]}) for name in ROLES)
 
 
@@ -183,6 +184,7 @@ def build_plan(facts, options=None):
     ctx['adopt_driver'] = adopt_driver
     try:
         adopt_toolkit = adopt.plan_component('nvidia_container_toolkit', facts.get('components'), opts['toolkit_adopt'])
+        adopt_dcgm = adopt.plan_component('dcgm_exporter', facts.get('components'), opts['dcgm_adopt'])
     except adopt.AdoptError as exc:
         raise ValueError('gpuops_gpu.components: %s' % exc)
     driver = decide_driver(ctx)
@@ -213,8 +215,10 @@ def build_plan(facts, options=None):
                                              'written to /etc/sysctl.d but not applied live'}
                    if opts['in_container'] else
                    {'live': True, 'reason': 'sysctl settings are written and applied live'}),
-        'adopt': {'nvidia_driver': adopt_driver, 'nvidia_container_toolkit': adopt_toolkit},
-        'roles': _decide_roles(ctx, driver, dcgm, adopt_driver, adopt_toolkit),
+        'adopt': {'nvidia_driver': adopt_driver, 'nvidia_container_toolkit': adopt_toolkit, 'dcgm_exporter': adopt_dcgm},
+        'roles': _decide_roles(ctx, driver, dcgm, {'nvidia_driver': adopt_driver,
+                                                   'nvidia_container_toolkit': adopt_toolkit,
+                                                   'dcgm_exporter': adopt_dcgm}),
         'options': opts,
         'warnings': warnings,
         'errors': errors,

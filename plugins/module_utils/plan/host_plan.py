@@ -29,6 +29,7 @@ PLAN_INPUTS = {
     'driver_source': ('nvidia_driver', 'source'),
     'driver_adopt': ('nvidia_driver', 'adopt'),
     'toolkit_adopt': ('nvidia_container_toolkit', 'adopt'),
+    'dcgm_adopt': ('dcgm_exporter', 'adopt'),
     'mig': ('nvidia_driver', 'mig_mode'),
     'persistence': ('nvidia_driver', 'persistence'),
     'dcgm_profiling': ('dcgm_exporter', 'profiling'),

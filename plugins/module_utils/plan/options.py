@@ -45,6 +45,7 @@ OPTIONS = {
                       'variable': 'nvidia_driver_source'},
     'driver_adopt': {'type': 'bool', 'default': False, 'variable': 'nvidia_driver_adopt'},
     'toolkit_adopt': {'type': 'bool', 'default': False, 'variable': 'nvidia_container_toolkit_adopt'},
+    'dcgm_adopt': {'type': 'bool', 'default': False, 'variable': 'dcgm_exporter_adopt'},
     'source_branches': {'type': 'branches', 'default': None,
                         'variable': 'the branches the driver source carries (nvidia_driver_source)'},
     'strict': {'type': 'bool', 'default': True, 'variable': 'the strict option of the gpu_plan filter'},

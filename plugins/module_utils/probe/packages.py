@@ -41,10 +41,21 @@ RUNFILE_LOG = '/var/log/nvidia-installer.log'
 NVIDIA_SMI = '/usr/bin/nvidia-smi'
 # The collection's record of its driver install: the version pin the nvidia_driver role writes.
 MARKER_PATHS = ('/etc/apt/preferences.d/gpuops-nvidia-driver.pref',)
-# Components a role installs that the host may have from elsewhere: role -> (package, the role's pin).
+# Components a role installs that the host may have from elsewhere: role -> (package, or a name
+# prefix ending in *, and the role's marker: the toolkit's version pin, the DCGM exporter's counters
+# file, which only that role writes).
 COMPONENTS = {
     'nvidia_container_toolkit': ('nvidia-container-toolkit',
                                  '/etc/apt/preferences.d/gpuops-nvidia-container-toolkit.pref'),
+    'dcgm_exporter': ('datacenter-gpu-manager*', '/etc/dcgm-exporter/gpuops-counters.csv'),
+}
+# Exporter units a role finds on the host (``units``: those present): NVIDIA's packaged
+# nvidia-dcgm-exporter.service enabled, or an exporter unit written into /etc/systemd/system
+# (the role's own dcgm-exporter.service is accounted for by its marker).
+COMPONENT_UNITS = {
+    'dcgm_exporter': ('/etc/systemd/system/multi-user.target.wants/nvidia-dcgm-exporter.service',
+                      '/etc/systemd/system/nvidia-dcgm-exporter.service',
+                      '/etc/systemd/system/dcgm-exporter.service'),
 }
 # NVIDIA's libnvidia-container repository (the toolkit's) keeps this path, and so do mirrors of it.
 TOOLKIT_REPO_PATH = '/libnvidia-container/'
@@ -193,6 +204,24 @@ def origin_of(sources, releases):
     return 'other'
 
 
+def component_package(pattern, name):
+    """Whether package ``name`` is the component's: the name, or a prefix ending in ``*``."""
+    if pattern.endswith('*'):
+        return name.startswith(pattern[:-1])
+    return name == pattern
+
+
+def combined_origin(origins):
+    """One origin for a component of several packages: theirs when they agree, else the one that
+    is not the role's (``other`` before ``distro``); None when nothing is installed."""
+    found = set(o or 'other' for o in origins)
+    if not found:
+        return None
+    if len(found) == 1:
+        return found.pop()
+    return 'other' if 'other' in found else ('distro' if 'distro' in found else sorted(found)[0])
+
+
 def _answer(answered, reason=None):
     return {'answered': answered, 'reason': reason}
 
@@ -218,8 +247,12 @@ def read(run_command, get_bin_path, exists=os.path.exists):
         origins = out.pop('component_origins', {})
         versions = out.pop('component_versions', {})
         for role, (package, marker) in sorted(COMPONENTS.items()):
-            out['components'][role] = {'version': versions.get(package), 'origin': origins.get(package),
+            names = sorted(n for n in versions if component_package(package, n))
+            out['components'][role] = {'version': versions[names[0]] if names else None,
+                                       'origin': combined_origin([origins.get(n) for n in names]),
                                        'marker': exists(marker)}
+            if role in COMPONENT_UNITS:
+                out['components'][role]['units'] = [path for path in COMPONENT_UNITS[role] if exists(path)]
     out.pop('component_origins', None)
     out.pop('component_versions', None)
     return out
@@ -236,7 +269,8 @@ def _read_packages(run_command, get_bin_path, out):
             return _answer(False, 'dpkg-query failed (rc %d): %s' % (rc, (err or '').strip()))
         everything = parse_dpkg_query(text)
         installed = dict((n, v) for n, v in everything.items() if is_driver_package(n))
-        components = dict((p, everything[p]) for p, dummy in COMPONENTS.values() if p in everything)
+        components = dict((n, v) for n, v in everything.items()
+                          if any(component_package(p, n) for p, dummy in COMPONENTS.values()))
         out['installed_packages'], out['component_versions'] = installed, components
         wanted = sorted(set(installed) | set(components))
         if not wanted:

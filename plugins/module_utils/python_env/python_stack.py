@@ -30,6 +30,7 @@ import hashlib
 import json
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import adopt as _adopt
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.cuda_match import (
     TF_AND_CUDA_CUDA, TF_AND_CUDA_MIN, cuda_tuple, dali_flavour, pytorch_index)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.indexes import (
@@ -399,15 +400,21 @@ def decide_action(resolved, observed):
     (basename or None), ``target_marker`` (marker dict of link_target, or None),
     ``wanted_exists`` (resolved['target'] exists), ``wanted_marker`` (its marker or None).
     Actions: ``none``, ``build`` (then swap), ``swap`` (wanted dir is built and verified, only the
-    link moves), ``remove``, ``refuse`` (not the role's)."""
+    link moves), ``remove``, and for what the role did not create (plan/adopt.py): ``leave``
+    (reported, not touched) or, with ``resolved['adopt']`` (python_stack_adopt), ``adopt`` (built
+    beside it, the old one moved aside, the link swapped)."""
     name = resolved['name']
     link = observed.get('link', 'absent')
     owned = link == 'symlink' and observed.get('target_marker') is not None
     if link in ('directory', 'other') or (link == 'symlink' and not owned):
-        what = {'directory': 'a directory', 'other': 'a file'}.get(link, 'a link to something')
-        return {'action': 'refuse', 'reason': (
-            'environment %s: %s is %s the role did not create (no %s marker); it is left alone - move it or '
-            'give the environment another name' % (name, resolved['link'], what, MARKER))}
+        found = '%s is %s the role did not create (no %s marker)' % (
+            resolved['link'], {'directory': 'a directory', 'other': 'a file'}.get(link, 'a link to something'), MARKER)
+        if resolved['state'] == 'absent':
+            return {'action': 'leave', 'reason': 'environment %s is declared absent, but %s: left alone (the role '
+                                                 'removes only environments it built)' % (name, found)}
+        decision = _adopt.decide('python_stack', 'environment %s:' % name, _adopt.UNKNOWN, found,
+                                 resolved.get('adopt', False))
+        return {'action': decision['action'], 'reason': decision['reason']}
     if resolved['state'] == 'absent':
         if link == 'absent':
             return {'action': 'none', 'reason': 'environment %s is absent, as declared' % name}
@@ -424,6 +431,16 @@ def decide_action(resolved, observed):
     old = (observed.get('target_marker') or {}).get('hash')
     return {'action': 'build', 'reason': 'environment %s: the spec changed (%s -> %s); built beside the old one '
                                          'and swapped in' % (name, old, resolved['hash'])}
+
+
+def aside_name(name, existing):
+    """Where an adopted environment the role did not create is kept, beside the role's old builds:
+    ``.<name>-adopted``, numbered when that is taken (``existing``: the names in the prefix)."""
+    candidate, number = '.%s-adopted' % name, 1
+    while candidate in existing:
+        number += 1
+        candidate = '.%s-adopted-%d' % (name, number)
+    return candidate
 
 
 def keep_builds(entries, name, current, wanted, keep):

@@ -108,11 +108,10 @@ def do_plan(module):
         if env['lock_file'] and env['state'] == 'present' and env['name'] not in locks:
             problems.append('environment %s: lock_file %s was not read (pass its text in locks)' % (env['name'], env['lock_file']))
         res = ps.resolve(env, dict(context, lock=locks.get(env['name'], '') if env['lock_file'] else ''))
+        res['adopt'] = bool(inputs.get('adopt', False))
         res['observed'] = observe(res)
         res.update(ps.decide_action(res, res['observed']))
         res['interpreter'] = _python_for(env['python']) if env['backend'] == 'venv' else None
-        if res['action'] == 'refuse':
-            problems.append(res['reason'])
         resolved.append(res)
     if problems:
         module.fail_json(msg='gpuops.dlserver.python_stack: nothing was changed: %s' % '; '.join(problems),
@@ -202,8 +201,8 @@ def do_converge(module):
     decision = ps.decide_action(res, obs)
     result = {'name': res['name'], 'action': decision['action'], 'reason': decision['reason'], 'hash': res['hash'],
               'link': res['link'], 'installer': None, 'seconds': 0.0, 'removed_builds': []}
-    if decision['action'] == 'refuse':
-        module.fail_json(msg=decision['reason'], **result)
+    if decision['action'] == 'leave':
+        module.exit_json(changed=False, **result)
     if decision['action'] == 'none':
         result['kernel_changed'] = _kernel(module, res)
         module.exit_json(changed=result['kernel_changed'], **result)
@@ -224,7 +223,7 @@ def do_converge(module):
         environ.update({'UV_CACHE_DIR': os.path.join(cache, 'uv'), 'PIP_CACHE_DIR': os.path.join(cache, 'pip')})
     else:
         environ.update({'UV_NO_CACHE': '1', 'PIP_NO_CACHE_DIR': '1'})
-    if decision['action'] == 'build':
+    if decision['action'] in ('build', 'adopt'):
         if not os.path.isdir(res['prefix']):
             os.makedirs(res['prefix'], 0o755)
         target = res['target']
@@ -260,10 +259,23 @@ def do_converge(module):
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         result['seconds'] = round(time.time() - start, 1)
+    if decision['action'] == 'adopt':
+        result['adopted'] = _set_aside(res, obs)
     _swap(res['link'], res['target'])
     result['kernel_changed'] = _kernel(module, res)
     result['removed_builds'] = _cleanup(res, module.params['keep_builds'])
     module.exit_json(changed=True, **result)
+
+
+def _set_aside(res, obs):
+    """Keep what the role takes over: a directory or file at the link's path moves beside the
+    role's old builds (never removed by their cleanup: it has no marker); a link's target stays
+    where it is. Returns where the old environment is now."""
+    if obs['link'] == 'symlink':
+        return os.path.realpath(res['link'])
+    aside = os.path.join(res['prefix'], ps.aside_name(res['name'], os.listdir(res['prefix'])))
+    os.rename(res['link'], aside)
+    return aside
 
 
 def _run_build(module, argv, res, target, what, environ):

@@ -100,7 +100,11 @@ def status(plan, verified, verify_enabled):
                                                                    else []) + env['spec']['extra_index_urls'],
             'decisions': env['decisions'],
         }
-        if env['state'] == 'present':
+        if env.get('action') == 'leave':
+            # what the role did not create: reported with its path and why, never touched (plan/adopt.py)
+            record['left_alone'] = {'path': env['link'], 'reason': env.get('reason')}
+            record['verification'] = {'ok': None, 'summary': 'not verified: left alone (%s)' % env['link']}
+        elif env['state'] == 'present':
             ver = by_name.get(env['name'])
             if ver:
                 record['verification'] = stable_verification(ver)

@@ -81,6 +81,18 @@ def test_python_stack_verification_is_shown(tmp_path):
     assert "  python env tf (conda, Python 3.10): FAILED: environment tf: TensorFlow lists no GPU" in lines
 
 
+def test_a_python_environment_left_alone_is_shown_with_its_path(tmp_path):
+    published_data = published(tmp_path, "hgx-h100-8gpu")
+    reason = ("environment team: /opt/gpuops/envs/team is a directory the role did not create (no "
+              ".gpuops-python-stack.json marker): left alone (set python_stack_adopt: true to let the role take it over)")
+    published_data["python_stack"] = [
+        {"name": "team", "backend": "venv", "python": "3.11",
+         "left_alone": {"path": "/opt/gpuops/envs/team", "reason": reason},
+         "verification": {"ok": None, "summary": "not verified: left alone (/opt/gpuops/envs/team)"}}]
+    lines = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published_data)
+    assert "  python env team: left alone: " + reason in lines
+
+
 def test_validation_line_is_shown():
     published_data = {"validate": {"verdict": "fail", "device": "cpu",
                                    "summary": "fail: pcie_link GPU3 (device: cpu)"}}

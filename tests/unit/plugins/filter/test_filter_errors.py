@@ -39,6 +39,7 @@ BAD = {
     "driver_rollback": (("580.95.05", "580.105.08\nreboot", "fail", []), "target driver version"),
     "dcgm_exporter_config": ((["not", "a", "dict"], {}), "inputs"),
     "dcgm_exporter_verify": (("DCGM_FI_DEV_GPU_TEMP 1\n", "DCGM_FI_DEV_GPU_TEMP"), "expected"),
+    "dcgm_exporter_verify_when": (({"unit": "changed"}, True), "dcgm_exporter_verify_when"),
     "gpu_plan": (("not facts",), "gpu_plan"),
     "mirror_urls": (("http://mirror.example.internal/gpuops\n",), "gpuops_mirror_url"),
     "node_exporter_plan": (({"listen_address": "9100"}, {}, "gpu-01", "x86_64"), "node_exporter"),

@@ -3,8 +3,8 @@
 Python and pip from a local PEP 503 index (file://) holding two tiny wheels made here.
 
 Proves the atomic swap: a build, a no-op, a spec change beside the old build, a failed
-install that leaves the previous environment importable, a hand-made venv never touched,
-check mode, and the plan's refusals."""
+install that leaves the previous environment importable, a hand-made venv left alone (and
+taken over with python_stack_adopt, kept beside the builds), check mode, and the plan's refusals."""
 import base64
 import hashlib
 import json
@@ -141,13 +141,35 @@ def test_build_noop_change_failure_and_handmade(tmp_path, index, monkeypatch):
     assert _imports(link, "gpuops_beta") and not _imports(link, "gpuops_alpha")
     assert os.path.isdir(env["target"])
 
-    # a hand-made venv where a declared environment would go: refused in the plan, untouched
+    # a hand-made venv where a declared environment would go: reported with its path, left alone
     handmade = tmp_path / "envs" / "mine"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(handmade)], check=True)
-    ok, res = _plan(tmp_path, index, [{"name": "mine", "pip": ["gpuops-alpha"]}], monkeypatch)
-    assert not ok and "environment mine" in res["msg"] and "the role did not create" in res["msg"]
-    assert "nothing was changed" in res["msg"]
-    assert not (handmade / ps.MARKER).exists()
+    (handmade / "notes.txt").write_text("the team's own\n")
+    ok, plan = _plan(tmp_path, index, [{"name": "mine", "pip": ["gpuops-alpha"]}], monkeypatch)
+    assert ok, plan
+    mine = plan["environments"][0]
+    assert mine["action"] == "leave" and str(handmade) in mine["reason"] and "python_stack_adopt: true" in mine["reason"]
+    ok, res = _converge(mine)
+    assert ok and not res["changed"] and res["action"] == "leave"
+    assert handmade.is_dir() and not handmade.is_symlink() and not (handmade / ps.MARKER).exists()
+
+    # with python_stack_adopt: built beside it and swapped in; the hand-made one kept beside the builds
+    monkeypatch.setattr(stack_host, "_python_for", lambda version: sys.executable)
+    ok, plan = _call({"action": "plan", "gpu": {}, "inputs": dict(
+        _inputs(tmp_path, index, [{"name": "mine", "pip": ["gpuops-alpha"]}]), adopt=True)})
+    mine = plan["environments"][0]
+    assert mine["action"] == "adopt" and "python_stack_adopt is true" in mine["reason"]
+    ok, res = _converge(mine, _ansible_check_mode=True)
+    assert ok and res["changed"] and handmade.is_dir() and not handmade.is_symlink()
+    ok, res = _converge(mine)
+    assert ok and res["changed"], res
+    aside = tmp_path / "envs" / ".mine-adopted"
+    assert res["adopted"] == str(aside) and (aside / "notes.txt").read_text() == "the team's own\n"
+    assert handmade.is_symlink() and os.readlink(str(handmade)) == os.path.basename(mine["target"])
+    assert _imports(str(handmade), "gpuops_alpha")
+    ok, res = _converge(mine)
+    assert ok and not res["changed"] and res["action"] == "none"
+    assert aside.is_dir()
 
     # verify: the import check of the live environment through the link
     ok, res = _call({"action": "verify", "environment": new})

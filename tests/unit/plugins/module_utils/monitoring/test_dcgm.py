@@ -25,7 +25,7 @@ import tempfile
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, dcgm_verify
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import gpu_probe
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan
 
@@ -193,7 +193,7 @@ DCGM_FI_DEV_XID_ERRORS{gpu="0"} 0
     ("# HELP only\n", ["DCGM_FI_DEV_GPU_TEMP"], False, "served no DCGM_FI_* metric"),
 ])
 def test_verify_metrics(page, expected, ok, needle):
-    result = dcgm.verify_metrics(page, expected)
+    result = dcgm_verify.verify_metrics(page, expected)
     assert result["ok"] is ok and needle in result["reason"], result
 
 

@@ -140,3 +140,37 @@ def test_malformed_components_fail_naming_the_fact():
     facts['components'] = {'nvidia_container_toolkit': 'yes'}
     with pytest.raises(ValueError, match='gpuops_gpu.components'):
         build_plan(facts, {'in_container': True})
+
+
+@pytest.mark.parametrize('case', CASES['dcgm'], ids=[c['name'] for c in CASES['dcgm']])
+def test_plan_carries_the_dcgm_decision(case):
+    facts = _facts()
+    facts['components'] = case['components']
+    plan = build_plan(facts, {'in_container': True, 'dcgm_adopt': case['adopt'], 'source_branches': [580]})
+    decision = plan['adopt']['dcgm_exporter']
+    assert (decision['action'], decision['owner']) == (case['expect']['action'], case['expect']['owner'])
+    assert plan['roles']['dcgm_exporter']['run'] is case['expect']['run']
+    assert decision.get('units') == case['expect'].get('units')
+    if not case['expect']['run']:
+        assert 'dcgm_exporter_adopt: true' in plan['roles']['dcgm_exporter']['reason']
+        assert plan['roles']['dcgm_exporter']['reason'] == decision['reason']
+    # the other roles' decisions do not move
+    assert plan['roles']['nvidia_container_toolkit']['run'] is True
+
+
+@pytest.mark.parametrize('case', CASES['dcgm_bad'], ids=[c['error'] for c in CASES['dcgm_bad']])
+def test_malformed_dcgm_components_fail_naming_the_fact(case):
+    facts = _facts()
+    facts['components'] = case['components']
+    with pytest.raises(ValueError, match=case['error']):
+        build_plan(facts, {'in_container': True})
+
+
+def test_a_host_without_dcgm_gpus_keeps_its_reason_when_a_foreign_dcgm_is_there():
+    facts = _facts()
+    facts['components'] = {'dcgm_exporter': {'version': '1', 'origin': 'other', 'marker': False, 'units': []}}
+    facts['gpu_count'], facts['gpus'] = 0, []
+    plan = build_plan(facts, {'in_container': True})
+    assert plan['adopt']['dcgm_exporter']['action'] == 'leave'
+    assert not plan['roles']['dcgm_exporter']['run']
+    assert 'dcgm_exporter_adopt' not in plan['roles']['dcgm_exporter']['reason']

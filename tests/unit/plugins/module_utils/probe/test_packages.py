@@ -125,7 +125,8 @@ def test_read_a_cuda_repo_driver_on_debian():
         'installed_packages': {'nvidia-kernel-open-dkms': '580.95.05-1'},
         'package_origins': {'nvidia-kernel-open-dkms': 'cuda_repo'},
         'runfile': False, 'marker': True, 'packages_read': {'answered': True, 'reason': None},
-        'components': {'nvidia_container_toolkit': {'version': None, 'origin': None, 'marker': False}}}
+        'components': {'nvidia_container_toolkit': {'version': None, 'origin': None, 'marker': False},
+                       'dcgm_exporter': {'version': None, 'origin': None, 'marker': False, 'units': []}}}
 
 
 def test_read_a_toolkit_from_another_repository():
@@ -139,8 +140,8 @@ def test_read_a_toolkit_from_another_repository():
     })
     found = packages.read(run, which, exists)
     assert found['installed_packages'] == {} and found['runfile'] is False
-    assert found['components'] == {'nvidia_container_toolkit': {'version': '1.17.8-1', 'origin': 'other',
-                                                                'marker': False}}
+    assert found['components']['nvidia_container_toolkit'] == {'version': '1.17.8-1', 'origin': 'other',
+                                                               'marker': False}
     assert packages.origin_of([{'url': 'https://mirror.example/libnvidia-container/stable/deb/amd64', 'dist': ''}],
                               {}) == 'toolkit_repo'
 
@@ -173,3 +174,38 @@ def test_read_never_raises_on_odd_output():
     run, which, exists = _host({'/usr/bin/dpkg-query': (0, 'garbage\n', '')})
     found = packages.read(run, which, exists)
     assert found['packages_read']['answered'] is False and 'unexpected line' in found['packages_read']['reason']
+
+
+def test_read_dcgm_from_cuda_repo_and_a_foreign_exporter_unit():
+    # DCGM's packages share the datacenter-gpu-manager prefix; all from NVIDIA's CUDA repository layout
+    policy = ''.join('%s:\n  Installed: 1:4.4.1-1\n  Candidate: 1:4.4.1-1\n  Version table:\n'
+                     ' *** 1:4.4.1-1 500\n        500 https://mirror.example/compute/cuda/repos/ubuntu2204/x86_64  '
+                     'Packages\n        100 /var/lib/dpkg/status\n' % name
+                     for name in ('datacenter-gpu-manager-4-core', 'datacenter-gpu-manager-4-cuda12'))
+    run, which, exists = _host({
+        '/usr/bin/dpkg-query': (0, 'ii \tdatacenter-gpu-manager-4-core\t1:4.4.1-1\n'
+                                   'ii \tdatacenter-gpu-manager-4-cuda12\t1:4.4.1-1\nii \tbash\t5.1-6\n', ''),
+        'policy datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda12': (0, policy, ''),
+        'policy': (0, '', ''),
+    }, files=('/etc/systemd/system/multi-user.target.wants/nvidia-dcgm-exporter.service',))
+    found = packages.read(run, which, exists)
+    assert found['components']['dcgm_exporter'] == {
+        'version': '1:4.4.1-1', 'origin': 'cuda_repo', 'marker': False,
+        'units': ['/etc/systemd/system/multi-user.target.wants/nvidia-dcgm-exporter.service']}
+    assert found['installed_packages'] == {}
+
+
+@pytest.mark.parametrize('origins,expect', [
+    ([], None), (['cuda_repo', 'cuda_repo'], 'cuda_repo'), (['cuda_repo', 'distro'], 'distro'),
+    (['cuda_repo', None], 'other'), (['distro', 'other'], 'other')])
+def test_combined_origin(origins, expect):
+    assert packages.combined_origin(origins) == expect
+
+
+@pytest.mark.parametrize('pattern,name,expect', [
+    ('datacenter-gpu-manager*', 'datacenter-gpu-manager-4-core', True),
+    ('datacenter-gpu-manager*', 'datacenter-gpu-manager', True),
+    ('datacenter-gpu-manager*', 'dcgm', False),
+    ('nvidia-container-toolkit', 'nvidia-container-toolkit-base', False)])
+def test_component_package(pattern, name, expect):
+    assert packages.component_package(pattern, name) is expect

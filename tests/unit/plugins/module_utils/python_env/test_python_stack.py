@@ -164,10 +164,25 @@ def test_env_default_problems_and_rendering():
 @pytest.mark.parametrize("case", CASES["actions"], ids=_ids("actions"))
 def test_decide_action(case):
     resolved = {"name": "env", "state": case.get("state", "present"), "hash": "H", "link": "/p/env",
-                "target": "/p/.env-H"}
+                "target": "/p/.env-H", "adopt": case.get("adopt", False)}
     got = ps.decide_action(resolved, case["observed"])
     assert got["action"] == case["action"], got
     assert case.get("reason", "") in got["reason"]
+
+
+@pytest.mark.parametrize("case", CASES["aside"], ids=_ids("aside"))
+def test_aside_name(case):
+    assert ps.aside_name("env", case["existing"]) == case["expect"]
+
+
+def test_an_environment_left_alone_is_reported_with_its_path():
+    env = {"name": "train", "backend": "venv", "state": "present", "python": "3.11", "hash": "H",
+           "link": "/opt/gpuops/envs/train", "target": "/opt/gpuops/envs/.train-H",
+           "spec": {"pip": [], "conda": [], "index_url": "", "extra_index_urls": []}, "decisions": {},
+           "action": "leave", "reason": "environment train: /opt/gpuops/envs/train is a directory ...: left alone"}
+    record = st.status({"environments": [env]}, {}, True)["environments"][0]
+    assert record["left_alone"] == {"path": "/opt/gpuops/envs/train", "reason": env["reason"]}
+    assert record["verification"] == {"ok": None, "summary": "not verified: left alone (/opt/gpuops/envs/train)"}
 
 
 def test_keep_builds():
