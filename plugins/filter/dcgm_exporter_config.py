@@ -127,6 +127,13 @@ _value:
       description: Packages to install (host mode).
       type: list
       elements: str
+    packages_missing:
+      description:
+        - The packages of C(packages) the host lacks, from the probe's read of the package state
+          (C(gpuops_gpu.components.dcgm_exporter.packages)); all of them where the probe did not read it.
+          Empty on a converged host, which then skips apt.
+      type: list
+      elements: str
     hostengine:
       description: C(service), C(address), C(reason) (host mode), else null.
       type: dict

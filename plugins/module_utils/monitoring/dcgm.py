@@ -383,6 +383,7 @@ def decide(inputs, plan, gpu=None, platform=None):
         'container': None,
         'exec_start': [],
         'packages': [],
+        'packages_missing': [],
         'repository': None,
         'adopt': dict((plan.get('adopt') or {}).get('dcgm_exporter') or {}),
         'stop_units': [],
@@ -394,6 +395,7 @@ def decide(inputs, plan, gpu=None, platform=None):
         result.update({
             'exec_start': [inputs['binary']] + _host_args(inputs, csv_path),
             'packages': dcgm_packages.packages(inputs, cuda, proprietary),
+            'packages_missing': packages_missing(dcgm_packages.packages(inputs, cuda, proprietary), gpu),
             'hostengine': {'service': 'nvidia-dcgm', 'address': inputs['hostengine_address'],
                            'reason': 'the exporter connects to the nvidia-dcgm host engine (-r %s) instead of '
                                      'starting an embedded one' % inputs['hostengine_address']},
@@ -409,6 +411,16 @@ def decide(inputs, plan, gpu=None, platform=None):
 
 
 UNIT_NAME = 'dcgm-exporter.service'
+
+
+def packages_missing(wanted, gpu):
+    """The DCGM packages the host lacks, from the probe's one read of the package state
+    (``gpuops_gpu.components.dcgm_exporter.packages``): a converged host skips apt. Where the probe
+    did not read the packages, every one counts as missing (apt decides, as before)."""
+    found = (((gpu or {}).get('components') or {}).get('dcgm_exporter') or {}).get('packages')
+    if not isinstance(found, dict):
+        return list(wanted)
+    return [name for name in wanted if not found.get(name)]
 
 
 def stop_units(adopted, own):

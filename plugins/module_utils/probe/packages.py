@@ -230,8 +230,9 @@ def read(run_command, get_bin_path, exists=os.path.exists):
     """The package part of the probe's ``driver`` facts, and the components' (``components``).
 
     ``{installed_packages, package_origins, runfile, marker, packages_read, components}``, where
-    ``components`` maps a role of COMPONENTS to ``{version, origin, marker}`` (version and origin
-    null when not installed); never raises: ``packages_read`` says why the package state could not
+    ``components`` maps a role of COMPONENTS to ``{version, origin, marker, packages}`` (version and
+    origin null when not installed; packages: every installed package of the component and its
+    version); never raises: ``packages_read`` says why the package state could not
     be read (``components`` is then empty).
     """
     out = {'installed_packages': {}, 'package_origins': {}, 'runfile': False,
@@ -250,7 +251,8 @@ def read(run_command, get_bin_path, exists=os.path.exists):
             names = sorted(n for n in versions if component_package(package, n))
             out['components'][role] = {'version': versions[names[0]] if names else None,
                                        'origin': combined_origin([origins.get(n) for n in names]),
-                                       'marker': exists(marker)}
+                                       'marker': exists(marker),
+                                       'packages': dict((n, versions[n]) for n in names)}
             if role in COMPONENT_UNITS:
                 out['components'][role]['units'] = [path for path in COMPONENT_UNITS[role] if exists(path)]
     out.pop('component_origins', None)

@@ -202,3 +202,23 @@ def test_status_record_is_json_and_stable():
     second = _decide({"fixture": "hgx-h100-8gpu"})["status"]
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
     assert first["metrics"][-1] == "DCGM_FI_DEV_MIG_MODE" and "exec_start" in first
+
+
+WANTED = ["datacenter-gpu-manager-4-core", "datacenter-gpu-manager-4-cuda12", "datacenter-gpu-manager-exporter"]
+
+
+@pytest.mark.parametrize("gpu,expect", [
+    # the probe read the packages: a converged host lacks none, so the role skips apt
+    ({"components": {"dcgm_exporter": {"packages": dict((n, "1:4.4.1-1") for n in WANTED)}}}, []),
+    # a CUDA major change: the other -cuda package is missing
+    ({"components": {"dcgm_exporter": {"packages": {"datacenter-gpu-manager-4-core": "1:4.4.1-1",
+                                                    "datacenter-gpu-manager-4-cuda13": "1:4.4.1-1",
+                                                    "datacenter-gpu-manager-exporter": "4.4.1-4.5.0-1"}}}},
+     ["datacenter-gpu-manager-4-cuda12"]),
+    # fresh host
+    ({"components": {"dcgm_exporter": {"packages": {}}}}, WANTED),
+    # the probe did not read the package state (older facts, no dpkg-query): apt decides
+    ({"components": {}}, WANTED), ({}, WANTED), (None, WANTED),
+], ids=["converged", "cuda-major-change", "fresh", "not-read", "no-components", "no-gpu"])
+def test_packages_missing_from_the_probes_read(gpu, expect):
+    assert dcgm.packages_missing(WANTED, gpu) == expect

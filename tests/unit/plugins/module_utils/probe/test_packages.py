@@ -125,8 +125,10 @@ def test_read_a_cuda_repo_driver_on_debian():
         'installed_packages': {'nvidia-kernel-open-dkms': '580.95.05-1'},
         'package_origins': {'nvidia-kernel-open-dkms': 'cuda_repo'},
         'runfile': False, 'marker': True, 'packages_read': {'answered': True, 'reason': None},
-        'components': {'nvidia_container_toolkit': {'version': None, 'origin': None, 'marker': False},
-                       'dcgm_exporter': {'version': None, 'origin': None, 'marker': False, 'units': []}}}
+        'components': {'nvidia_container_toolkit': {'version': None, 'origin': None, 'marker': False,
+                                                    'packages': {}},
+                       'dcgm_exporter': {'version': None, 'origin': None, 'marker': False, 'units': [],
+                                         'packages': {}}}}
 
 
 def test_read_a_toolkit_from_another_repository():
@@ -141,7 +143,8 @@ def test_read_a_toolkit_from_another_repository():
     found = packages.read(run, which, exists)
     assert found['installed_packages'] == {} and found['runfile'] is False
     assert found['components']['nvidia_container_toolkit'] == {'version': '1.17.8-1', 'origin': 'other',
-                                                               'marker': False}
+                                                               'marker': False,
+                                                               'packages': {'nvidia-container-toolkit': '1.17.8-1'}}
     assert packages.origin_of([{'url': 'https://mirror.example/libnvidia-container/stable/deb/amd64', 'dist': ''}],
                               {}) == 'toolkit_repo'
 
@@ -191,7 +194,8 @@ def test_read_dcgm_from_cuda_repo_and_a_foreign_exporter_unit():
     found = packages.read(run, which, exists)
     assert found['components']['dcgm_exporter'] == {
         'version': '1:4.4.1-1', 'origin': 'cuda_repo', 'marker': False,
-        'units': ['/etc/systemd/system/multi-user.target.wants/nvidia-dcgm-exporter.service']}
+        'units': ['/etc/systemd/system/multi-user.target.wants/nvidia-dcgm-exporter.service'],
+        'packages': {'datacenter-gpu-manager-4-core': '1:4.4.1-1', 'datacenter-gpu-manager-4-cuda12': '1:4.4.1-1'}}
     assert found['installed_packages'] == {}
 
 
