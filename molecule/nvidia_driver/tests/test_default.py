@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-# nvd-site-cpu (only site.yml ran there) belongs to tests/test_gating.py.
+# The plan and site.yml's gating on these nodes belong to tests/test_gating.py.
 testinfra_hosts = ["nvd-deb12-v100", "nvd-deb13-rtx", "nvd-hgx", "nvd-cpu"]
 
 STATUS = "/etc/gpuops/nvidia_driver.json"

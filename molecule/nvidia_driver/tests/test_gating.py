@@ -4,8 +4,9 @@ The nodes carry sysfs trees of real servers (tests/fixtures/hosts/); playbooks/s
 probed them, recorded the plan in /etc/gpuops/plan.json and ran the roles the plan allowed.
 This scenario's converge is site.yml on every node (formerly the `gating` scenario, merged
 here because it converged a subset of these nodes): these assertions hold for the HGX, the
-RTX box and nvd-site-cpu, a CPU-only server on which only site.yml ran (on nvd-cpu the role
-is also applied directly, for the role's own assertions in test_default.py).
+RTX box and nvd-cpu, a CPU-only server (after site.yml, converge.yml also applies the role
+directly there, for the role's own assertions in test_default.py; what site.yml alone left
+there was recorded before, /run/gpuops-scenario/site-only.json).
 """
 import json
 import os
@@ -13,7 +14,8 @@ import re
 
 import pytest
 
-testinfra_hosts = ["nvd-hgx", "nvd-deb13-rtx", "nvd-site-cpu"]
+testinfra_hosts = ["nvd-hgx", "nvd-deb13-rtx", "nvd-cpu"]
+CPU_ONLY = "nvd-cpu"
 
 
 def plan(host):
@@ -34,7 +36,7 @@ def test_plan_recorded_and_consistent(host):
 def test_driver_decision(host):
     p = plan(host)
     drv = p["driver"]
-    if name(host) == "nvd-site-cpu":
+    if name(host) == CPU_ONLY:
         assert drv["required"] is False
         assert "no NVIDIA GPU" in drv["reason"]
     else:
@@ -59,7 +61,7 @@ def test_fabric_manager_only_with_nvswitches(host):
 
 def test_gpu_counts_and_architectures(host):
     p = plan(host)
-    expected = {"nvd-hgx": (8, ["hopper"]), "nvd-deb13-rtx": (8, ["ada"]), "nvd-site-cpu": (0, [])}[name(host)]
+    expected = {"nvd-hgx": (8, ["hopper"]), "nvd-deb13-rtx": (8, ["ada"]), "nvd-cpu": (0, [])}[name(host)]
     assert (p["host"]["gpu_count"], p["host"]["architectures"]) == expected
 
 
@@ -83,7 +85,7 @@ def test_gpu_roles_gated(host, role):
         # and - with cuda_toolkit_without_gpu - on others; this scenario lists none.
         assert decision["run"] is False, decision
         assert "cuda_toolkit_versions" in decision["reason"], decision
-    elif name(host) == "nvd-site-cpu":
+    elif name(host) == CPU_ONLY:
         assert decision["run"] is False, decision
         assert "GPU" in decision["reason"]
     elif role == "gpu_validate":
@@ -127,9 +129,11 @@ def installed_packages(host):
 
 def test_driver_installed_only_where_the_plan_says(host):
     packages = installed_packages(host)
-    if name(host) == "nvd-site-cpu":
-        # site.yml did not even include the role here: the plan said why.
-        assert not host.file("/etc/gpuops/nvidia_driver.json").exists
+    if name(host) == CPU_ONLY:
+        # site.yml did not even include the role here (no status file after it; converge.yml's
+        # direct run of the role came later): the plan said why.
+        site_only = json.loads(host.file("/run/gpuops-scenario/site-only.json").content_string)
+        assert site_only == {"driver_status_after_site_yml": False}
         assert "no NVIDIA GPU" in plan(host)["roles"]["nvidia_driver"]["reason"]
         assert not [p for p in packages if p.startswith(("nvidia", "libnvidia")) or p == "libcuda1"]
         return
@@ -144,7 +148,7 @@ def test_driver_installed_only_where_the_plan_says(host):
 
 
 def test_fabric_manager_installed_only_with_nvswitches(host):
-    if name(host) == "nvd-site-cpu":
+    if name(host) == CPU_ONLY:
         return
     status = driver_status(host)
     fm = [p for p in installed_packages(host) if p.startswith("nvidia-fabricmanager")]
