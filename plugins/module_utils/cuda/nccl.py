@@ -19,15 +19,11 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_policy
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
 
 PACKAGES = ('libnccl2', 'libnccl-dev')
 
-# "libnccl-dev:" opens a package; "  Installed: <version>|(none)"; version table rows
-# "     <version> <priority>" or " *** <version> <priority>" (the installed one).
-_PACKAGE_RE = re.compile(r'([a-z0-9][a-z0-9.+-]*)(?::[a-z0-9]+)?:')
-_INSTALLED_RE = re.compile(r'  Installed: (\S+)')
-_ROW_RE = re.compile(r' (?:\*\*\*| {3}) (\S+) (-?\d+)')
 # A Debian version as it may reach apt's command line (no blank, no shell or glob character).
 _VERSION_RE = re.compile(r'[0-9][A-Za-z0-9.+~:-]*')
 _CUDA_RE = re.compile(r'(\d{1,2})\.(\d{1,2})')
@@ -39,25 +35,18 @@ class NcclError(ValueError):
 
 def parse_policy(text):
     """{package: {'installed': version or None, 'versions': [versions in the table]}} from
-    ``apt-cache policy <packages>`` run with a C locale. Lines that are not a version a command line
-    may carry are ignored, never passed on."""
-    found, current = {}, None
-    for line in (text or '').splitlines():
-        line = line.rstrip('\r')
-        match = _PACKAGE_RE.fullmatch(line)
-        if match:
-            current = found.setdefault(match.group(1), {'installed': None, 'versions': []})
-            continue
-        if current is None:
-            continue
-        match = _INSTALLED_RE.fullmatch(line)
-        if match:
-            if _VERSION_RE.fullmatch(match.group(1)):
-                current['installed'] = match.group(1)
-            continue
-        match = _ROW_RE.fullmatch(line)
-        if match and _VERSION_RE.fullmatch(match.group(1)) and match.group(1) not in current['versions']:
-            current['versions'].append(match.group(1))
+    ``apt-cache policy <packages>`` run with a C locale (the collection's one parser,
+    packages/apt_policy.py, lenient). A version that is not one a command line may carry is left
+    out, never passed on."""
+    found = {}
+    for name, entry in apt_policy.parse(text, strict=False).items():
+        versions = []
+        for row in entry['versions']:
+            if _VERSION_RE.fullmatch(row['version']) and row['version'] not in versions:
+                versions.append(row['version'])
+        installed = entry['installed']
+        found[name] = {'installed': installed if installed and _VERSION_RE.fullmatch(installed) else None,
+                       'versions': versions}
     return found
 
 

@@ -21,6 +21,8 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_policy
+
 # The packages that carry the driver's kernel modules (their version is the driver's):
 # Debian (nvidia-graphics-drivers, -tesla-<branch>), NVIDIA's CUDA repository (Debian, Ubuntu,
 # EL), Ubuntu's archive (nvidia-dkms-<branch>[-server][-open], nvidia-headless-*).
@@ -115,45 +117,25 @@ def parse_rpm_query(text):
     return found
 
 
-_POLICY_PACKAGE = re.compile(r'(\S+):\Z')
-_POLICY_VERSION = re.compile(r'( \*\*\*|    ) (\S+) (-?\d+)\Z')
-_POLICY_SOURCE = re.compile(r'\s+(-?\d+) (\S+)(?: (\S*) (\S+) Packages|\s+Packages)?\Z')
-
-
 def parse_apt_policy(text):
     """``{package: [source, ...]}``: where ``apt-cache policy PKG...`` says the INSTALLED version comes from.
 
     Each source is ``{'url', 'dist'}`` (``dist`` is ``suite/component`` for an archive, ``''``
     for a flat repository like NVIDIA's CUDA repository); ``/var/lib/dpkg/status`` (the package
     is installed) is left out, so an empty list means no configured repository carries the
-    installed version. Packages that are not installed are left out.
+    installed version. Packages that are not installed are left out. Parsed strictly by the
+    collection's one ``apt-cache policy`` parser (packages/apt_policy.py).
     """
+    try:
+        table = apt_policy.parse(text, strict=True)
+    except apt_policy.AptPolicyError as exc:
+        raise PackageReadError(str(exc))
     result = {}
-    package, installed_here = None, False
-    for line in (text or '').splitlines():
-        if not line.strip():
-            continue
-        match = _POLICY_PACKAGE.fullmatch(line)
-        if match and not line.startswith(' '):
-            package, installed_here = match.group(1).split(':')[0], False
-            continue
-        if package is None:
-            raise PackageReadError('apt-cache policy: a line before any package: %r' % line)
-        stripped = line.strip()
-        if stripped.startswith(('Installed:', 'Candidate:', 'Version table:', 'Package pin:')):
-            continue
-        match = _POLICY_VERSION.fullmatch(line)
-        if match:
-            installed_here = match.group(1) == ' ***'
-            if installed_here:
-                result[package] = []
-            continue
-        match = _POLICY_SOURCE.fullmatch(line)
-        if not match:
-            raise PackageReadError('apt-cache policy: unexpected line %r' % line)
-        if installed_here and match.group(2) != '/var/lib/dpkg/status':
-            dist = match.group(3) or ''
-            result[package].append({'url': match.group(2), 'dist': dist})
+    for package, entry in table.items():
+        for row in entry['versions']:
+            if row['installed']:
+                result[package] = [{'url': s['url'], 'dist': s['dist']} for s in row['sources']
+                                   if s['url'] != apt_policy.DPKG_STATUS]
     return result
 
 
