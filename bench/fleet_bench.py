@@ -7,7 +7,9 @@
 Starts 8 container nodes of its own (gpuops-bench-1..8 at 172.30.99.101-108 on the lab
 network, Debian 13, each carrying the rtx4090-8gpu sysfs fixture), converges them once
 with the whole site.yml (untimed: Debian's real driver packages are installed, so every node
-is a GPU node), then times no-op re-runs of the whole site.yml on the first 1, 4 and 8 nodes
+is a GPU node), then times no-op re-runs of the whole site.yml (every run in one batch,
+-e gpuops_serial=100%: site.yml's default canary-then-20% batches would run the nodes one after
+the other; --serial to change) on the first 1, 4 and 8 nodes
 with the repository's ansible.cfg (the recommended settings), with Ansible's defaults, and
 with the recommended settings under Mitogen's mitogen_linear strategy (when the mitogen
 package is installed). The nodes' variables are the lab's (inventories/lab/groups.yml as a
@@ -33,6 +35,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import socket
@@ -62,6 +65,10 @@ RESULTS = os.path.join(BENCH, "results")
 NODE_LABEL = "io.gpuops.lab"
 NODE_LABEL_VALUE = "bench-fleet"
 GROUP = "gpu_nodes"
+# site.yml's batches (gpuops_serial; its default is a canary host, then 20 % at a time) would run
+# the nodes one batch after the other; a no-op drift check of a converged fleet runs them in one
+# batch, as the benchmark does by default (--serial).
+SERIAL = ["100%"]
 
 
 class BenchError(Exception):
@@ -286,7 +293,8 @@ def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
         "ANSIBLE_NOCOLOR": "1",
         "GPUOPS_BENCH_COUNTS": counts_path,
     })
-    cmd = [ansible_playbook(), "-i", inventory_path, "-i", LAB_INVENTORY, "--limit", limit, PLAYBOOK]
+    cmd = [ansible_playbook(), "-i", inventory_path, "-i", LAB_INVENTORY, "--limit", limit,
+           "-e", "gpuops_serial=%s" % SERIAL[0], PLAYBOOK]
     load_before = os.getloadavg()[0]
     start = time.time()
     with open(log_path, "w") as out:
@@ -346,6 +354,8 @@ def parse_args(argv):
                         help="keep benchmark nodes that already run (left by --keep) and start only the missing ones")
     parser.add_argument("--skip-converge", action="store_true",
                         help="with --reuse: do not converge first (the nodes were converged by an earlier run)")
+    parser.add_argument("--serial", default="100%",
+                        help="site.yml's batch size (gpuops_serial) for every run (default 100%%: one batch)")
     parser.add_argument("--fail-on-budget", action="store_true", help="exit 3 when a budget check fails")
     return parser.parse_args(argv)
 
@@ -476,6 +486,10 @@ def summarize(result):
 
 def main(argv=None):
     args = parse_args(argv)
+    if not re.fullmatch(r"[1-9][0-9]{0,4}%?", args.serial):
+        print("fleet-bench: --serial %r: give a host count or a percentage, e.g. 100%%" % args.serial, file=sys.stderr)
+        return 2
+    SERIAL[0] = args.serial
     started = time.time()
     deadline = started + 60 * args.max_minutes
     signal.signal(signal.SIGTERM, _interrupt)
@@ -497,7 +511,7 @@ def main(argv=None):
                        "ansible": version[0] if version else None},
         "playbook": os.path.relpath(PLAYBOOK, ROOT),
         "fixture": args.fixture, "debian": args.debian, "group": GROUP,
-        "nodes": nodes, "sizes": sizes,
+        "nodes": nodes, "sizes": sizes, "gpuops_serial": SERIAL[0],
         "counting": ("executed = task results with status ok (changed or not) or failed on that host, one per task "
                      "even when it loops, dynamic includes (include_tasks/include_role/include_vars) excluded; "
                      "skipped counted apart"),
