@@ -260,7 +260,7 @@ ansible_facts:
               C(datacenter-gpu-manager*) package; null when not installed), C(origin) (C(toolkit_repo),
               C(cuda_repo), C(distro) or C(other); of several packages the one that is not the role's) and
               C(marker) (the role's version pin; for DCGM the role's counters file), C(packages) (every installed
-              package of the component and its version: a converged host's role skips apt). C(dcgm_exporter) also has
+              package of the component and its version, so that a converged host skips apt). C(dcgm_exporter) also has
               C(units), the exporter units found under C(/etc/systemd/system) (NVIDIA's packaged
               C(nvidia-dcgm-exporter.service) enabled, or an C(nvidia-dcgm-exporter.service) or
               C(dcgm-exporter.service) written there).
