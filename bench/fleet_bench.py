@@ -20,7 +20,8 @@ For each run: wall seconds, controller CPU seconds (ansible-playbook, its worker
 ssh clients, including the ControlPersist masters), per host, and executed tasks per host
 (counted by bench/callback_plugins/fleet_bench_tasks.py). For each configuration: the
 marginal cost of an added node (least-squares slope over the sizes) and the budget checks
-(<= 150 executed tasks per GPU host; an added node <= 25 % of a one-node run).
+(<= 60 executed and <= 60 skipped tasks per GPU host; an added node <= 25 % of a one-node
+run's wall time and <= 5 s of controller CPU).
 
 Results: bench/results/fleet-<UTC time>.json (and fleet-latest.json), the playbook logs in
 bench/results/fleet-<UTC time>/, a table on stdout. Exit status: 0 when every run ran
@@ -517,7 +518,8 @@ def main(argv=None):
                      "skipped counted apart"),
         "cpu": ("user+system seconds of ansible-playbook and every process it waited for (workers, ssh clients), "
                 "plus the SSH ControlPersist masters of the run"),
-        "budget": {"tasks_per_gpu_host": fleet_report.TASK_BUDGET, "added_node_fraction": fleet_report.MARGINAL_BUDGET},
+        "budget": {"tasks_per_gpu_host": fleet_report.TASK_BUDGET, "skipped_per_gpu_host": fleet_report.SKIPPED_BUDGET,
+                   "cpu_s_per_added_host": fleet_report.CPU_BUDGET, "added_node_fraction": fleet_report.MARGINAL_BUDGET},
         "runs": [], "configs": {},
     }
     code = 0

@@ -11,8 +11,10 @@ import ipaddress
 import json
 import os
 
-# The budget later roles must keep (issue "Role pattern v2", part 5).
-TASK_BUDGET = 150          # executed tasks per GPU host in a no-op run of the whole stack
+# The budgets of a no-op run of the whole stack (issue "Fleet cost", part 2).
+TASK_BUDGET = 60           # executed tasks per GPU host
+SKIPPED_BUDGET = 60        # skipped tasks per GPU host (they cost controller CPU too)
+CPU_BUDGET = 5.0           # controller CPU seconds per added host
 MARGINAL_BUDGET = 0.25     # an added node costs at most this fraction of a one-node run (wall)
 
 # What a configuration changes that matters for a fleet run, and Ansible's defaults for it.
@@ -244,21 +246,24 @@ def config_stats(runs):
 
 # --------------------------------------------------------------------------- budget
 
-def budget_checks(runs, stats, task_budget=TASK_BUDGET, marginal_budget=MARGINAL_BUDGET):
-    """The two budgets for one configuration: executed tasks per GPU host in a no-op run
-    (the most any host executed in any run), and the marginal wall time of an added node
-    as a fraction of the one-node run. Each check: name, limit, value, passed, detail."""
+def budget_checks(runs, stats, task_budget=TASK_BUDGET, marginal_budget=MARGINAL_BUDGET,
+                  skipped_budget=SKIPPED_BUDGET, cpu_budget=CPU_BUDGET):
+    """The budgets for one configuration, in this order: executed and skipped tasks per GPU host
+    in a no-op run (the most any host had in any run), the marginal wall time of an added node
+    as a fraction of the one-node run, and the controller CPU seconds per added node. Each
+    check: name, limit, value, passed, detail."""
     checks = []
-    tasks = max(run["executed_per_host"] for run in runs)
     noop = all(run["noop"] for run in runs)
-    checks.append({
-        "name": "tasks per GPU host (no-op run)",
-        "limit": task_budget,
-        "value": tasks,
-        "passed": tasks <= task_budget and noop,
-        "detail": ("executed tasks, most on any host in any run" if noop else
-                   "not every run was a clean no-op: see problems"),
-    })
+    for name, key, limit in (("tasks per GPU host (no-op run)", "executed_per_host", task_budget),
+                             ("skipped tasks per GPU host (no-op run)", "skipped_per_host", skipped_budget)):
+        value = max(run[key] for run in runs)
+        checks.append({
+            "name": name,
+            "limit": limit,
+            "value": value,
+            "passed": value <= limit and noop,
+            "detail": ("most on any host in any run" if noop else "not every run was a clean no-op: see problems"),
+        })
     fraction = stats.get("marginal_wall_fraction")
     if fraction is None:
         checks.append({"name": "added node / one-node run (wall)", "limit": marginal_budget,
@@ -274,6 +279,11 @@ def budget_checks(runs, stats, task_budget=TASK_BUDGET, marginal_budget=MARGINAL
                       % ("/".join(str(s) for s in stats["sizes"]), stats["marginal_wall_s"],
                          stats["wall_s"][stats["baseline_nodes"]]),
         })
+    cpu = stats.get("marginal_cpu_s")
+    checks.append({"name": "controller CPU s per added node", "limit": cpu_budget, "value": cpu,
+                   "passed": cpu is not None and cpu <= cpu_budget,
+                   "detail": "least-squares slope of the controller CPU over the sizes" if cpu is not None
+                             else "needs runs of at least two sizes"})
     return checks
 
 

@@ -232,18 +232,19 @@ def test_config_stats_of_one_size_has_no_marginal():
 # ----------------------------------------------------------------- budget
 
 def test_budget_passes_within_limits():
-    runs = [run("r", 1, 20.0, 10.0, executed=150), run("r", 8, 55.0, 70.0, executed=150)]
+    runs = [run("r", 1, 20.0, 10.0, executed=60), run("r", 8, 55.0, 45.0, executed=60)]
     checks = fleet_report.budget_checks(runs, fleet_report.config_stats(runs))
-    assert [c["passed"] for c in checks] == [True, True]
-    assert checks[0]["value"] == 150
-    assert checks[1]["value"] == pytest.approx(0.25)
+    assert [c["passed"] for c in checks] == [True, True, True, True]
+    assert checks[0]["value"] == 60 and checks[1]["value"] == 40
+    assert checks[2]["value"] == pytest.approx(0.25)
+    assert checks[3]["value"] == pytest.approx(5.0)
 
 
 def test_budget_fails_on_tasks_and_on_marginal_cost():
-    runs = [run("r", 1, 20.0, 10.0, executed=80), run("r", 8, 60.0, 70.0, executed=151)]
+    runs = [run("r", 1, 20.0, 10.0, executed=80), run("r", 8, 60.0, 70.0, executed=61)]
     checks = fleet_report.budget_checks(runs, fleet_report.config_stats(runs))
-    assert [c["passed"] for c in checks] == [False, False]
-    assert checks[0]["value"] == 151
+    assert [c["passed"] for c in checks] == [False, True, False, False]
+    assert checks[0]["value"] == 80
 
 
 def test_budget_fails_when_a_run_was_not_a_noop():
@@ -256,11 +257,14 @@ def test_budget_fails_when_a_run_was_not_a_noop():
 def test_budget_needs_two_sizes_for_the_marginal_check():
     runs = [run("r", 1, 20.0, 10.0)]
     checks = fleet_report.budget_checks(runs, fleet_report.config_stats(runs))
-    assert checks[1]["value"] is None and not checks[1]["passed"]
+    assert checks[2]["value"] is None and not checks[2]["passed"]
+    assert checks[3]["value"] is None and not checks[3]["passed"]
 
 
 def test_budget_limits_are_the_issues():
-    assert fleet_report.TASK_BUDGET == 150
+    assert fleet_report.TASK_BUDGET == 60
+    assert fleet_report.SKIPPED_BUDGET == 60
+    assert fleet_report.CPU_BUDGET == 5.0
     assert fleet_report.MARGINAL_BUDGET == 0.25
 
 
@@ -280,7 +284,9 @@ def test_table_shows_runs_marginal_cost_and_verdicts():
     assert "recommended: an added node costs 3.00 s wall (15 % of the 1-node run)" in text
     assert "NO: 1 task(s) changed" in text
     verdicts = [line.split()[-1] for line in lines if line.strip().startswith("budget")]
-    assert verdicts == ["PASS", "PASS", "FAIL", "FAIL"]
+    # recommended: 80 executed (over 60), 40 skipped, +15 % wall, 8.6 s CPU per node (over 5);
+    # defaults: not a no-op, one size only
+    assert verdicts == ["FAIL", "PASS", "PASS", "FAIL"] + ["FAIL"] * 4
 
 
 # ----------------------------------------------------------------- recap and load
