@@ -262,7 +262,7 @@ def status_record(inp, plat, plan, pk, result, files, ctx):
                    'pending': act['reboot']['action'] in ('deferred', 'skipped'),
                    'decision': act['reboot']},
         'dpkg_lock_waited_s': ctx['lock']['waited'],
-        'package_index': ctx['index'],
+        'package_index': repo.index_status(ctx['index']),
     }
     return status
 

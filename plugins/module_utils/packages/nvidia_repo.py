@@ -227,6 +227,17 @@ def choose_packages(pkgsets, inp, plan, facts):
     }
 
 
+def index_status(decision, valid=3600):
+    """What the status file keeps of ``index_refresh``'s decision: whether the versions read may be
+    stale, not whether this run refreshed the index (a run an hour later refreshes it again and
+    changes nothing else: the file must stay as it is)."""
+    if decision is None:
+        return None
+    if decision.get('stale'):
+        return {'stale': True, 'reason': decision['reason']}
+    return {'stale': False, 'reason': 'the package index is refreshed before it is read when older than %d s' % valid}
+
+
 def index_refresh(age, valid, check_mode):
     """Whether the host's package index is refreshed before the headers are looked up there.
 

@@ -269,3 +269,14 @@ def test_verify_problems():
 def test_install_state(case):
     got = dpkg_state.install_state(case["pinned"], case["other"], case["installed"], case["change"])
     assert got == case["expect"]
+
+
+@pytest.mark.parametrize("age", [None, 10, 7200])
+def test_index_status_is_the_same_whether_this_run_refreshed_or_not(age):
+    # The status file must not change on the run an hour later that refreshes the index again.
+    run = repo.index_status(repo.index_refresh(age, 3600, False))
+    assert run == repo.index_status(repo.index_refresh(5, 3600, False)) == {
+        "stale": False, "reason": "the package index is refreshed before it is read when older than 3600 s"}
+    check = repo.index_status(repo.index_refresh(age, 3600, True))
+    assert check["stale"] is (age != 10)
+    assert repo.index_status(None) is None
