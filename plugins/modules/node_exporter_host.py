@@ -106,7 +106,7 @@ def main():
         if not node_exporter_host.PACKAGE_RE.fullmatch(name):
             module.fail_json(msg='package %r: not a package name' % name)
         dpkg = module.get_bin_path('dpkg-query')
-        out = module.run_command([dpkg, '-W', '-f', '${Package}\t${Version}\t${db:Status-Abbrev}\n', name])[1] \
+        out = module.run_command([dpkg, '-W', '-f', apt_sources.DPKG_QUERY_FORMAT, name])[1] \
             if dpkg else ''
         row = apt_sources.parse_dpkg_query(out, [name]).get(name)
         node['package'] = {'name': name, 'version': row['version'] if row else None}

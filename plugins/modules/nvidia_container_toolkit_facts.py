@@ -165,7 +165,7 @@ def read(path):
 
 
 def installed(host, verdict_accept):
-    rc, out, dummy = host.run(['dpkg-query', '-W', '-f', '${Package}\t${Version}\t${db:Status-Abbrev}\n']
+    rc, out, dummy = host.run(['dpkg-query', '-W', '-f', apt_sources.DPKG_QUERY_FORMAT]
                               + ctk.PACKAGES, check=False)
     state = apt_sources.parse_dpkg_query(out, ctk.PACKAGES)
     found = dict((name, row['version']) for name, row in state.items())

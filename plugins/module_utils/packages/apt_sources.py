@@ -184,6 +184,10 @@ def parse_madison(text):
     return found
 
 
+# The dpkg-query -W format parse_dpkg_query reads: dpkg-query -W -f DPKG_QUERY_FORMAT <names>.
+DPKG_QUERY_FORMAT = '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+
+
 def parse_dpkg_query(text, names):
     """{name: {version, held}} of the installed packages among ``names`` (dpkg-query -W output
     with ${Package}\\t${Version}\\t${db:Status-Abbrev})."""

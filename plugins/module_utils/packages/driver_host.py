@@ -148,7 +148,7 @@ def installed(host, backend, names):
                                       + list(names), check=False)
         out = out.replace('(none):', '').replace('\t0:', '\t')
     else:
-        dummy, out, dummy2 = host.run(['dpkg-query', '-W', '-f', '${Package}\t${Version}\t${db:Status-Abbrev}\n']
+        dummy, out, dummy2 = host.run(['dpkg-query', '-W', '-f', sources.DPKG_QUERY_FORMAT]
                                       + list(names), check=False)
     return sources.parse_dpkg_query(out, names)
 
