@@ -158,7 +158,7 @@ def _get(url, path):
 def _drain(tmp_path, state):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_HOME=str(tmp_path / "ansible-home"),
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable)
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, TMPDIR=str(tmp_path))  # the k8s client caches discovery in TMPDIR
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
            "-e", json.dumps({"state": state, "kubeconfig": str(tmp_path / "kubeconfig")}), str(tmp_path / "play.yml")]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
