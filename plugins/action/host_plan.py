@@ -105,5 +105,7 @@ class ActionModule(ActionBase):
                           msg='gpuops.dlserver.host_plan: the requested settings conflict with the hardware of '
                               'this host: %s' % format_plan_errors(plan))
             return result
-        result.update(changed=False, plan=plan, computed=True)
+        # published as the fact gpuops_plan (this run only: never written to a fact cache)
+        result.update(changed=False, plan=plan, computed=True, ansible_facts={'gpuops_plan': plan},
+                      _ansible_facts_cacheable=False)
         return result

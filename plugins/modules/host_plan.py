@@ -24,9 +24,10 @@ description:
     (C(exporters.node_exporter.listen_address), C(exporters.dcgm_exporter.listen_address)) and
     C(host.scrape_address) (C(prometheus_target_address), else C(ansible_host), else the inventory name).
   - The collection calls it from C(roles/common/tasks/gpu.yml) with the plan of the run, which it
-    returns as it is unless the role's inputs differ from those it was made from, and publishes the
-    result as the fact C(gpuops_plan) (which C(roles/common/tasks/plan_record.yml) writes to
-    C(/etc/gpuops/plan.json)); every role reads that plan and never computes its own.
+    returns as it is unless the role's inputs differ from those it was made from. A plan it computes
+    is published as the fact C(gpuops_plan) (this run only, never written to a fact cache;
+    C(roles/common/tasks/plan_record.yml) writes it to C(/etc/gpuops/plan.json)); every role reads
+    that plan and never computes its own.
   - Runs on the controller and changes nothing on the host.
 author:
   - gpuops.dlserver contributors (@gpuops)
@@ -106,6 +107,14 @@ computed:
   description: Whether the plan was computed now (false - O(plan) was returned, made from the same inputs).
   returned: success
   type: bool
+ansible_facts:
+  description: The fact C(gpuops_plan), the computed plan (the same as RV(plan)).
+  returned: when RV(computed) is true
+  type: dict
+  contains:
+    gpuops_plan:
+      description: The host's plan.
+      type: dict
 problems:
   description: One message per bad variable of any role, each naming the variable.
   returned: failure on bad input
