@@ -14,6 +14,7 @@ import yaml
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import platform_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 
@@ -44,7 +45,7 @@ class ActionModule(ActionBase):
     """Publish ``__<role>``: every public variable of the role, converted by its argument spec."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('role', 'entry_point', 'fact'))
+    _VALID_ARGS = frozenset(('role', 'entry_point', 'fact', 'platforms'))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -57,6 +58,16 @@ class ActionModule(ActionBase):
             return result
         entry_point = self._task.args.get('entry_point') or 'main'
         fact = self._task.args.get('fact') or '__%s' % role.lstrip('_')
+        platforms = self._task.args.get('platforms')
+        if platforms is not None:
+            # the platform check first: on a platform no role supports, nothing else is said
+            try:
+                error = platform_error(role, task_vars.get('ansible_facts') or {}, platforms)
+            except ValueError as exc:
+                error = 'role_inputs: platforms: %s' % exc
+            if error:
+                result.update(failed=True, msg=error)
+                return result
         options = load_spec(role, entry_point)
         templar = self._templar.copy_with_new_env(available_variables=task_vars)
         values = {}

@@ -40,6 +40,14 @@ options:
   fact:
     description: Name of the fact to publish; default C(__<role>).
     type: str
+  platforms:
+    description:
+      - The platforms the role supports, C({distribution: [versions]}) (the major version, Ubuntu's full
+        version). Given, the action first fails on a host whose C(ansible_facts) name another platform,
+        with a message that lists the supported ones; nothing is converted then.
+      - The collection's roles pass C(__common_supported_platforms) (C(roles/common/vars/main.yml)).
+    type: dict
+    version_added: 0.2.0
 attributes:
   action:
     support: full
@@ -89,7 +97,7 @@ from ansible.module_utils.basic import AnsibleModule
 def main():
     module = AnsibleModule(
         argument_spec=dict(role=dict(type='str', required=True), entry_point=dict(type='str', default='main'),
-                           fact=dict(type='str')),
+                           fact=dict(type='str'), platforms=dict(type='dict')),
         supports_check_mode=True,
     )
     module.fail_json(msg='gpuops.dlserver.role_inputs runs on the controller as an action plugin; '
