@@ -180,6 +180,14 @@ files:
   description: Text of the files the role writes (sources, preferences, DKMS signing, modules-load).
   returned: action is resolve
   type: dict
+repo_files:
+  description:
+    - The repository files of the driver (C(dest), C(content); an empty C(content) means the file is
+      removed), each with C(current) - whether the host has it so already (those exact bytes, mode 0644,
+      owned by root; for an empty C(content), no file). The role writes only the files that are not current.
+  returned: action is resolve
+  type: list
+  elements: dict
 activation:
   description: How the driver gets loaded (none, load, reboot, deferred, skipped, not_applicable) and the reboot decision.
   returned: action is resolve
@@ -205,6 +213,7 @@ verify:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
@@ -242,6 +251,9 @@ def main():
                          problems=[exc.msg])
     if result['problems']:
         module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
+    if result.get('repo_files'):
+        # each file says whether the host has it so already: the role writes only the others
+        result['repo_files'] = mark_current(result['repo_files'])
     module.exit_json(changed=False, **result)
 
 

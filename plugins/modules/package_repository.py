@@ -125,7 +125,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 files:
-  description: The files to write (C(dest), C(content)); an empty C(content) means the file is removed.
+  description:
+    - The files to write (C(dest), C(content)); an empty C(content) means the file is removed.
+    - C(current) says whether the host has the file so already (those exact bytes, mode 0644, owned by
+      root; for an empty C(content), no file): a role writes only the files that are not current.
   returned: success
   type: list
   elements: dict
@@ -151,6 +154,7 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
 
@@ -187,6 +191,8 @@ def main():
                          problems=[exc.msg])
     if result['problems']:
         module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
+    # each file says whether the host has it so already: the role writes only the others
+    result['files'] = mark_current(result['files'])
     module.exit_json(changed=False, **result)
 
 

@@ -35,3 +35,34 @@ def write_atomic(path, text, mode, module=None):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def file_current(path, content, mode=0o644, uid=0, gid=0):
+    """Whether ``path`` already is what a write of ``content`` (str; '' = the file removed) with
+    ``mode``, owner ``uid`` and group ``gid`` would leave: a regular file (not a link) with exactly
+    those bytes and attributes, or for '' no file at all. The converged fast path: a role writes
+    only the files this says are not current (a no-op run asks the host nothing more)."""
+    if content == '':
+        return not os.path.lexists(path)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not os.path.isfile(path) or os.path.islink(path):
+        return False
+    if (info.st_mode & 0o7777) != mode or info.st_uid != uid or info.st_gid != gid:
+        return False
+    data = content.encode('utf-8')
+    if info.st_size != len(data):
+        return False
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read() == data
+    except (IOError, OSError):
+        return False
+
+
+def mark_current(files, mode=0o644, uid=0, gid=0):
+    """``files`` ({dest, content}, content '' = remove) each with ``current``: whether the host
+    already has it so (file_current)."""
+    return [dict(f, current=file_current(f['dest'], f['content'], mode, uid, gid)) for f in files]

@@ -139,3 +139,24 @@ def test_a_newline_never_reaches_the_sources_file(tmp_path, field, value):
     args[field] = value
     kind, result = run(args)
     assert kind is FailJson and "not a valid" in result["msg"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the files a role writes are root's")
+def test_files_say_whether_the_host_has_them_already(two_key_file, tmp_path):
+    """The converged fast path: the role writes only the files the module found not current."""
+    path, fprs = two_key_file
+    repo = INCLUDES[0][2]
+    args = args_for(repo, "file://%s" % path, fingerprint=fprs[0], tmp_path=tmp_path)
+    kind, first = run(args)
+    assert kind is ExitJson, first.get("msg")
+    assert [f["current"] for f in first["files"]] == [False, False]
+    for f in first["files"]:                  # what the role's copy task leaves
+        with open(f["dest"], "w") as handle:
+            handle.write(f["content"])
+        os.chmod(f["dest"], 0o644)
+    kind, second = run(args)
+    assert [f["current"] for f in second["files"]] == [True, True]
+    os.chmod(str(tmp_path / "x.sources"), 0o600)           # a mode changed by hand is written again
+    kind, third = run(args)
+    assert {os.path.basename(f["dest"]): f["current"] for f in third["files"]} == {"keyring.asc": True,
+                                                                                   "x.sources": False}
