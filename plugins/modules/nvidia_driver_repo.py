@@ -180,6 +180,13 @@ files:
   description: Text of the files the role writes (sources, preferences, DKMS signing, modules-load).
   returned: action is resolve
   type: dict
+config_files:
+  description:
+    - The driver's configuration files by key (C(nouveau_blacklist), C(modules_load), C(dkms_signing)),
+      each C(dest), C(content) (empty - the file is removed) and C(current) as in RV(repo_files). The role
+      writes only the files that are not current.
+  returned: action is resolve
+  type: dict
 repo_files:
   description:
     - The repository files of the driver (C(dest), C(content); an empty C(content) means the file is
@@ -251,9 +258,12 @@ def main():
                          problems=[exc.msg])
     if result['problems']:
         module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
+    # each file says whether the host has it so already: the role writes only the others
     if result.get('repo_files'):
-        # each file says whether the host has it so already: the role writes only the others
         result['repo_files'] = mark_current(result['repo_files'])
+    if result.get('config_files'):
+        keys = sorted(result['config_files'])
+        result['config_files'] = dict(zip(keys, mark_current([result['config_files'][k] for k in keys])))
     module.exit_json(changed=False, **result)
 
 

@@ -65,4 +65,5 @@ def file_current(path, content, mode=0o644, uid=0, gid=0):
 def mark_current(files, mode=0o644, uid=0, gid=0):
     """``files`` ({dest, content}, content '' = remove) each with ``current``: whether the host
     already has it so (file_current)."""
-    return [dict(f, current=file_current(f['dest'], f['content'], mode, uid, gid)) for f in files]
+    return [dict(f, current=bool(f.get('dest')) and file_current(f['dest'], f['content'], mode, uid, gid))
+            for f in files]

@@ -156,6 +156,7 @@ def resolve(p, host):
             'install_state': dpkg_state.install_state(result['pinned'], pk['other'], have, result['change']),
             'headers': header_rows, 'headers_install': headers_install, 'kernels': kernel_list,
             'packages': pk, 'repo_text': repo_text, 'repo_files': repo_files, 'index': index,
+            'config_files': config_files(plat, files),
             'cuda_url': url, 'keyring': keyring, 'files': files,
             'activation': act, 'secure_boot': sb, 'initramfs': initramfs, 'status': status, 'problems': problems}
 
@@ -173,6 +174,19 @@ def companion_pins(pk, versions, have, backend):
         if version:
             pins[name] = version
     return pins
+
+
+NOUVEAU_BLACKLIST = ('# gpuops.dlserver.nvidia_driver: the NVIDIA driver owns the GPUs; nouveau must not bind them.\n'
+                     'blacklist nouveau\noptions nouveau modeset=0\n')
+
+
+def config_files(plat, files):
+    """The driver's configuration files that the role's configure step writes, by key
+    (nouveau_blacklist, modules_load, dkms_signing): {dest, content} ('' = the file removed).
+    The module marks each ``current`` on the host."""
+    return dict((key, {'dest': plat.get(path_key), 'content': files[key]})
+                for key, path_key in (('nouveau_blacklist', 'blacklist_file'), ('modules_load', 'modules_load_file'),
+                                      ('dkms_signing', 'dkms_mok_file')))
 
 
 def render_files(plat, pk, result, keys, debian, url, keyring, repo_text, flavour, companions=None):
@@ -209,6 +223,7 @@ def render_files(plat, pk, result, keys, debian, url, keyring, repo_text, flavou
         if backend == 'apt' and result['pinned'] and not result['problems'] else '',
         'modules_load': header + '\n' + ''.join(m + '\n' for m in pk['modules_load']),
         'dkms_signing': repo.dkms_signing_conf(keys, header),
+        'nouveau_blacklist': header + '\n' + NOUVEAU_BLACKLIST,
     }
     own = [(plat.get('debian_sources_file'), files['debian_sources']),
            (plat.get('cuda_sources_file'), files['cuda_sources']),

@@ -1,0 +1,57 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The driver's configuration files (nouveau blacklist, modules loaded at boot, DKMS signing) as
+data the module marks ``current``: the role writes only what the host lacks. The blacklist is
+byte for byte what the role's copy task wrote before it moved here, so an upgraded collection
+does not rewrite it (and regenerate the initramfs) on a converged host."""
+import os
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
+
+HEADER = "# Managed by Ansible (gpuops.dlserver.nvidia_driver): local changes are overwritten."
+PLAT = {'backend': 'apt', 'branch': '535', 'header': HEADER, 'components': ['main'],
+        'keyring_path': '/etc/apt/keyrings/x.asc', 'blacklist_file': '/etc/modprobe.d/gpuops-nvidia-blacklist-nouveau.conf',
+        'modules_load_file': '/etc/modules-load.d/gpuops-nvidia.conf',
+        'dkms_mok_file': '/etc/dkms/framework.conf.d/gpuops-nvidia-mok.conf'}
+PK = {'persistenced': [], 'fm_from_cuda': False, 'cuda_needed': False, 'fabric_manager': [], 'nvlsm': [],
+      'modules_load': ['nvidia', 'nvidia_uvm']}
+RESULT = {'pinned': {}, 'target': '535.216.01', 'problems': []}
+
+
+def render(keys=None):
+    files, _dummy = driver_resolve.render_files(PLAT, PK, RESULT, keys or {}, None, '', None, 'the host', 'proprietary')
+    return driver_resolve.config_files(PLAT, files)
+
+
+def test_every_file_by_key_with_its_path():
+    config = render()
+    assert sorted(config) == ['dkms_signing', 'modules_load', 'nouveau_blacklist']
+    assert config['nouveau_blacklist']['dest'] == PLAT['blacklist_file']
+    assert config['modules_load'] == {'dest': PLAT['modules_load_file'], 'content': HEADER + '\nnvidia\nnvidia_uvm\n'}
+    assert config['dkms_signing'] == {'dest': PLAT['dkms_mok_file'], 'content': ''}   # no key pair: removed
+
+
+def test_the_blacklist_is_what_the_role_wrote_before():
+    # roles/nvidia_driver/tasks/configure.yml of 0.1.0: content: |
+    #   {{ __nvidia_driver_header }}
+    #   # gpuops.dlserver.nvidia_driver: the NVIDIA driver owns the GPUs; nouveau must not bind them.
+    #   blacklist nouveau
+    #   options nouveau modeset=0
+    assert render()['nouveau_blacklist']['content'] == (
+        HEADER + '\n# gpuops.dlserver.nvidia_driver: the NVIDIA driver owns the GPUs; nouveau must not bind them.\n'
+        'blacklist nouveau\noptions nouveau modeset=0\n')
+
+
+def test_marked_current_only_where_the_host_has_the_file_so(tmp_path):
+    plat = dict(PLAT, blacklist_file=str(tmp_path / 'b.conf'), modules_load_file=str(tmp_path / 'm.conf'),
+                dkms_mok_file=str(tmp_path / 'dkms.conf'))
+    files, _dummy = driver_resolve.render_files(plat, PK, RESULT, {}, None, '', None, 'the host', 'proprietary')
+    config = driver_resolve.config_files(plat, files)
+    (tmp_path / 'b.conf').write_text(config['nouveau_blacklist']['content'])
+    os.chmod(str(tmp_path / 'b.conf'), 0o644)
+    (tmp_path / 'm.conf').write_text(HEADER + '\nnvidia\n')                       # an older module list
+    os.chmod(str(tmp_path / 'm.conf'), 0o644)
+    keys = sorted(config)
+    marked = dict(zip(keys, mark_current([config[k] for k in keys], 0o644, os.getuid(), os.getgid())))
+    assert {k: v['current'] for k, v in marked.items()} == {
+        'nouveau_blacklist': True, 'modules_load': False, 'dkms_signing': True}   # no dkms file: removed already
