@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import stat
 import tempfile
 
 
@@ -67,3 +68,13 @@ def mark_current(files, mode=0o644, uid=0, gid=0):
     already has it so (file_current)."""
     return [dict(f, current=bool(f.get('dest')) and file_current(f['dest'], f['content'], mode, uid, gid))
             for f in files]
+
+
+def directory_current(path, mode=0o755, uid=0, gid=0):
+    """Whether ``path`` already is the directory a file task with ``state: directory``, ``mode``,
+    owner ``uid`` and group ``gid`` would leave (a directory, not a link to one)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and (info.st_mode & 0o7777) == mode and info.st_uid == uid and info.st_gid == gid

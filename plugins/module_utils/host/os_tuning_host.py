@@ -17,6 +17,7 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
 
 C_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
@@ -143,6 +144,18 @@ def facts(params, check_mode, run_command):
     decisions = os_tuning.decide(inputs, platform, context, host)
     marker = reader.read(params['reboot_marker']) if reader.exists(params['reboot_marker']) else ''
     decisions['reboot_record'] = os_tuning.reboot_record(decisions['reboot'], marker)
+    mark_files_current(reader, decisions.get('files'))
     result = dict(decisions)
     result.update(changed=False, ansible_facts={'os_tuning_status': decisions['status']})
     return result
+
+
+def mark_files_current(reader, files):
+    """The converged fast path: each directory and each file to remove says whether the host
+    has it so already (``current``); the role's file task acts only on the others."""
+    if not files:
+        return
+    for entry in files.get('directories') or []:
+        entry['current'] = directory_current(reader.path(entry['path']), int(entry['mode'], 8))
+    for entry in files.get('absent') or []:
+        entry['current'] = not os.path.lexists(reader.path(entry['path']))

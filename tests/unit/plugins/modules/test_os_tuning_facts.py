@@ -145,3 +145,28 @@ def test_reboot_record_follows_the_marker_file(tmp_path, commands):
     (root / "run" / "gpuops").mkdir(parents=True)
     (root / "run" / "gpuops" / "reboot-required").write_text("os_tuning: kernel command line parameters ...\n")
     assert _run(_args(root, _inputs()))["reboot_record"] is True
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the directories the role makes are root's")
+def test_directories_and_files_to_remove_say_whether_the_host_has_them_so(tmp_path, commands):
+    """The converged fast path: the role's file task acts only on entries not ``current``."""
+    root = _root(tmp_path)
+    # a kernel command line (the GRUB drop-in's directory), no CPU governor (its files removed)
+    inputs = _inputs(kernel_cmdline=["iommu=pt"], cpu_governor=None)
+    first = _run(_args(root, inputs))
+    dirs, absent = first["files"]["directories"], first["files"]["absent"]
+    assert dirs and all(d["current"] is False for d in dirs)     # the fake root has none of them
+    assert absent and all(a["current"] is True for a in absent)  # nor any file to remove
+    for d in dirs:                                               # what the role's file task leaves
+        path = root / d["path"].lstrip("/")
+        path.mkdir(parents=True, exist_ok=True)
+        os.chmod(str(path), 0o755)
+    stale = root / absent[0]["path"].lstrip("/")
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("left by an earlier run\n")
+    second = _run(_args(root, inputs))
+    assert all(d["current"] is True for d in second["files"]["directories"])
+    assert [a["current"] for a in second["files"]["absent"]] == [False] + [True] * (len(absent) - 1)
+    os.chmod(str(root / dirs[0]["path"].lstrip("/")), 0o700)    # a mode changed by hand is set again
+    third = _run(_args(root, inputs))
+    assert third["files"]["directories"][0]["current"] is False
