@@ -114,6 +114,9 @@ times:
 	  $$3 == "wall" { w = $$2; wn = $$1 } \
 	  END { printf "  %-44s %6d  (%.1f min)\n", "sum of the stages", t, t / 60; \
 	        if (wn != "") printf "  %-44s %6d  (%.1f min)\n", wn, w, w / 60 }' $(TIMES); \
+	if grep -qh '^=== steps of' $(STAGE_LOGS)/*.log 2>/dev/null; then \
+	  echo; echo "make test: seconds per molecule step (tools/molecule_steps.py)"; \
+	  grep -h '^=== steps of' $(STAGE_LOGS)/*.log | sed 's/^=== steps of /  /'; fi; \
 	awk -F'\t' '$$3 == "FAILED" && $$4 != "" { print $$1 "\t" $$4 }' $(TIMES) | \
 	  while IFS=$$'\t' read -r name log; do \
 	    echo; echo "why '$$name' failed (the last error lines of $$log):"; \
@@ -170,12 +173,13 @@ molecule: setup molecule-prep
 molecule-prep: setup
 	$(LAB) images
 
-# One scenario under the machine-wide lock; its time is counted from when the lock is held.
+# One scenario under the machine-wide lock; its time is counted from when the lock is held, and
+# its log ends with the seconds of each molecule step (tools/molecule_steps.py).
 molecule-one: setup
 	@echo "=== molecule scenario $(SCENARIO)"; queued=$$(date +%s); \
 	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; start=$$(date +%s); \
 	if [ $$start -gt $$queued ]; then echo "=== waited $$(( start - queued )) s for $(MOLECULE_LOCK)"; fi; \
-	if $(BIN)/molecule test -s $(SCENARIO); then \
+	if $(BIN)/python tools/molecule_steps.py $(SCENARIO) $(BIN)/molecule test -s $(SCENARIO); then \
 	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \
 	else echo "=== $(SCENARIO) FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
 
