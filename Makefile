@@ -143,10 +143,11 @@ sanity: setup
 ## unit: on both CPUs (pytest-xdist, one worker per test file: module fixtures such as the volcano
 ## converge's fake cluster are built once). A short --basetemp: under a worker's longer default
 ## tmp path gpg cannot create its agent socket (the socket path limit), and the gpg tests fail.
+## The 15 slowest tests are listed at the end (where the unit stage's time goes).
 unit: setup
 	@bt=$$(mktemp -d /tmp/ut.XXXXXX); trap 'rm -rf "$$bt"' EXIT; \
-	echo "$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --basetemp=$$bt"; \
-	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --basetemp=$$bt
+	echo "$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --durations=15 --basetemp=$$bt"; \
+	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --durations=15 --basetemp=$$bt
 
 ## target-python: the modules and every module_utils file they import run on the managed nodes'
 ## oldest Python, 3.8 (vermin; tools/target_python.py finds the files from the modules' imports)
