@@ -128,7 +128,7 @@ files:
   description:
     - The files to write (C(dest), C(content)); an empty C(content) means the file is removed.
     - C(current) says whether the host has the file so already (those exact bytes, mode 0644, owned by
-      root; for an empty C(content), no file): a role writes only the files that are not current.
+      root; for an empty C(content), no file). A role writes only the files that are not current.
   returned: success
   type: list
   elements: dict

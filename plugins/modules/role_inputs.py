@@ -42,9 +42,10 @@ options:
     type: str
   platforms:
     description:
-      - The platforms the role supports, C({distribution: [versions]}) (the major version, Ubuntu's full
-        version). Given, the action first fails on a host whose C(ansible_facts) name another platform,
-        with a message that lists the supported ones; nothing is converted then.
+      - The platforms the role supports, a mapping of each distribution (C(ansible_distribution)) to the
+        list of its versions (the major version, Ubuntu's full version). Given, the action first fails on
+        a host whose C(ansible_facts) name another platform, with a message that lists the supported
+        ones; nothing is converted then.
       - The collection's roles pass C(__common_supported_platforms) (C(roles/common/vars/main.yml)).
     type: dict
     version_added: 0.2.0

@@ -34,6 +34,5 @@ def platform_error(role, facts, platforms):
     version = platform_version(facts)
     if distribution in platforms and version in [str(v) for v in platforms[distribution]]:
         return None
-    return '%s does not support %s %s. Supported platforms: %s.' % (role, distribution or '(unknown)',
-                                                                      version or '(unknown)',
-                                                                      describe_platforms(platforms))
+    return '%s does not support %s %s. Supported platforms: %s.' % (
+        role, distribution or '(unknown)', version or '(unknown)', describe_platforms(platforms))
