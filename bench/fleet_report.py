@@ -289,6 +289,17 @@ def budget_checks(runs, stats, task_budget=TASK_BUDGET, marginal_budget=MARGINAL
 
 # --------------------------------------------------------------------------- table
 
+def format_budget_value(check):
+    """(value, limit) of a budget check as printed: the wall fraction in per cent, the CPU
+    budget in seconds, task counts as they are, a missing value as '-'."""
+    value, limit = check["value"], check["limit"]
+    if check["name"].startswith("added node"):
+        return ("-" if value is None else "%.0f %%" % (100 * value)), "%.0f %%" % (100 * limit)
+    if check["name"].startswith("controller CPU"):
+        return ("-" if value is None else "%.2f s" % value), "%.2f s" % limit
+    return ("-" if value is None else str(value)), str(limit)
+
+
 def busy_runs(result):
     """Runs during which the controller's 1-minute load average (before or after) exceeded its CPUs."""
     cpus = result.get("controller", {}).get("cpus") or 1
@@ -325,12 +336,7 @@ def table(result):
                          % (config, stats["marginal_wall_s"], 100 * (stats["marginal_wall_fraction"] or 0),
                             stats["baseline_nodes"], stats["marginal_cpu_s"]))
         for check in entry["budget"]:
-            value = check["value"]
-            if isinstance(value, float):
-                shown = "%.0f %%" % (100 * value)
-                limit = "%.0f %%" % (100 * check["limit"])
-            else:
-                shown, limit = str(value), str(check["limit"])
+            shown, limit = format_budget_value(check)
             verdict = "PASS" if check["passed"] else "FAIL"
             lines.append("  budget %-34s %-8s limit %-6s %s" % (check["name"], shown, limit, verdict))
     return "\n".join(lines)

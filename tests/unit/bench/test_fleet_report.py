@@ -315,3 +315,15 @@ def test_busy_runs_and_the_warning():
     result = {"controller": {"cpus": 2}, "runs": [quiet, busy], "configs": {}}
     assert fleet_report.busy_runs(result) == [busy]
     assert "exceeded its 2 CPUs during 1 run(s)" in fleet_report.table(result)
+
+
+def test_budget_values_print_in_their_units():
+    """The CPU budget is seconds, the added-node budget a share of the one-node wall."""
+    assert fleet_report.format_budget_value({"name": "controller CPU s per added node", "value": 20.34,
+                                             "limit": 5.0}) == ("20.34 s", "5.00 s")
+    assert fleet_report.format_budget_value({"name": "added node / one-node run (wall)", "value": 0.5,
+                                             "limit": 0.25}) == ("50 %", "25 %")
+    assert fleet_report.format_budget_value({"name": "tasks per GPU host (no-op run)", "value": 92,
+                                             "limit": 60}) == ("92", "60")
+    assert fleet_report.format_budget_value({"name": "controller CPU s per added node", "value": None,
+                                             "limit": 5.0}) == ("-", "5.00 s")
