@@ -262,8 +262,7 @@ def main():
     if result.get('repo_files'):
         result['repo_files'] = mark_current(result['repo_files'])
     if result.get('config_files'):
-        keys = sorted(result['config_files'])
-        result['config_files'] = dict(zip(keys, mark_current([result['config_files'][k] for k in keys])))
+        result['config_files'] = dict((key, mark_current([entry])[0]) for key, entry in result['config_files'].items())
     module.exit_json(changed=False, **result)
 
 

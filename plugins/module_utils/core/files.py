@@ -49,7 +49,7 @@ def file_current(path, content, mode=0o644, uid=0, gid=0):
         info = os.lstat(path)
     except OSError:
         return False
-    if not os.path.isfile(path) or os.path.islink(path):
+    if not stat.S_ISREG(info.st_mode):    # lstat: a link is not a regular file
         return False
     if (info.st_mode & 0o7777) != mode or info.st_uid != uid or info.st_gid != gid:
         return False

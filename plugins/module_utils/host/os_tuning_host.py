@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
 
 C_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
@@ -158,4 +158,4 @@ def mark_files_current(reader, files):
     for entry in files.get('directories') or []:
         entry['current'] = directory_current(reader.path(entry['path']), int(entry['mode'], 8))
     for entry in files.get('absent') or []:
-        entry['current'] = not os.path.lexists(reader.path(entry['path']))
+        entry['current'] = file_current(reader.path(entry['path']), '')

@@ -51,7 +51,6 @@ def test_marked_current_only_where_the_host_has_the_file_so(tmp_path):
     os.chmod(str(tmp_path / 'b.conf'), 0o644)
     (tmp_path / 'm.conf').write_text(HEADER + '\nnvidia\n')                       # an older module list
     os.chmod(str(tmp_path / 'm.conf'), 0o644)
-    keys = sorted(config)
-    marked = dict(zip(keys, mark_current([config[k] for k in keys], 0o644, os.getuid(), os.getgid())))
+    marked = dict((key, mark_current([entry], 0o644, os.getuid(), os.getgid())[0]) for key, entry in config.items())
     assert {k: v['current'] for k, v in marked.items()} == {
         'nouveau_blacklist': True, 'modules_load': False, 'dkms_signing': True}   # no dkms file: removed already
