@@ -13,8 +13,9 @@ import yaml
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
+from ansible.vars.clean import namespace_facts
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import platform_error
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import in_container, missing_facts, platform_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 
@@ -45,8 +46,27 @@ class ActionModule(ActionBase):
     """Publish ``__<role>``: every public variable of the role, converted by its argument spec."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('role', 'entry_point', 'fact', 'platforms'))
+    _VALID_ARGS = frozenset(('role', 'entry_point', 'fact', 'platforms', 'gather', 'container_types'))
     _requires_connection = False
+
+    def _gather(self, task_vars, container_types):
+        """The facts the roles decide on, where this run has not gathered them yet (the setup
+        module's `virtual` subset: one round trip, only then), and gpuops_in_container where it is
+        not set. Returns (new facts to publish, all facts, error message or None)."""
+        facts = dict(task_vars.get('ansible_facts') or {})
+        new = {}
+        if missing_facts(facts):
+            gathered = self._execute_module(module_name='ansible.builtin.setup',
+                                             module_args={'gather_subset': ['!all', 'virtual']},
+                                             task_vars=task_vars)
+            if gathered.get('failed') or 'ansible_facts' not in gathered:
+                return new, facts, 'role_inputs: gathering the facts failed: %s' % gathered.get('msg', gathered)
+            new.update(gathered['ansible_facts'])
+            # the module's names carry the ansible_ prefix; ansible_facts holds them without it
+            facts.update(namespace_facts(new)['ansible_facts'])
+        if 'gpuops_in_container' not in task_vars:
+            new['gpuops_in_container'] = in_container(facts, container_types)
+        return new, facts, None
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -59,10 +79,16 @@ class ActionModule(ActionBase):
         entry_point = self._task.args.get('entry_point') or 'main'
         fact = self._task.args.get('fact') or '__%s' % role.lstrip('_')
         platforms = self._task.args.get('platforms')
+        gathered, facts = {}, task_vars.get('ansible_facts') or {}
+        if self._task.args.get('gather'):
+            gathered, facts, error = self._gather(task_vars, self._task.args.get('container_types') or [])
+            if error:
+                result.update(failed=True, msg=error)
+                return result
         if platforms is not None:
             # the platform check first: on a platform no role supports, nothing else is said
             try:
-                error = platform_error(role, task_vars.get('ansible_facts') or {}, platforms)
+                error = platform_error(role, facts, platforms)
             except ValueError as exc:
                 error = 'role_inputs: platforms: %s' % exc
             if error:
@@ -85,7 +111,8 @@ class ActionModule(ActionBase):
                           msg='gpuops.dlserver.%s: bad input, nothing was changed: %s.'
                               % (role, '; '.join(exc.problems)))
             return result
-        result.update(changed=False, ansible_facts={fact: converted}, _ansible_facts_cacheable=False)
+        gathered[fact] = converted
+        result.update(changed=False, ansible_facts=gathered, _ansible_facts_cacheable=False)
         if any(isinstance(spec, dict) and spec.get('no_log') for spec in options.values()):
             # A secret (no_log: true in the argument spec) is among the values: keep the
             # published fact out of the output.

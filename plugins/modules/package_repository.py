@@ -132,6 +132,12 @@ files:
   returned: success
   type: list
   elements: dict
+current:
+  description:
+    - Whether every file of RV(files) is current, so that there is nothing to write or remove (the
+      converged fast path; the role then evaluates nothing more for this repository).
+  returned: success
+  type: bool
 keyring:
   description: The key record (C(url), C(sha256), C(fingerprints), C(dropped), C(reason), C(content)); null when skipped.
   returned: success
@@ -193,6 +199,7 @@ def main():
         module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
     # each file says whether the host has it so already: the role writes only the others
     result['files'] = mark_current(result['files'])
+    result['current'] = all(f['current'] for f in result['files'])
     module.exit_json(changed=False, **result)
 
 

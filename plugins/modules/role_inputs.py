@@ -22,7 +22,8 @@ description:
   - A string, number or mapping where a list is expected, and anything but a mapping where a dict is
     expected, fails naming the variable (a string is never split into a list). C(null) is accepted only
     where the default is C(null) or the type is C(raw). Choices are checked after conversion.
-  - Runs on the controller and changes nothing on the host. The fact is not cached.
+  - Runs on the controller and changes nothing on the host (with O(gather), it reads facts from it
+    once). The fact is not cached.
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
@@ -48,6 +49,25 @@ options:
         ones; nothing is converted then.
       - The collection's roles pass C(__common_supported_platforms) (C(roles/common/vars/main.yml)).
     type: dict
+    version_added: 0.2.0
+  gather:
+    description:
+      - Gather first, where this run has not yet, the facts the roles decide on (the setup module's
+        C(virtual) subset, which brings C(distribution), C(kernel) and C(python) with it, one round
+        trip to the host, only when one of them is missing), and publish C(gpuops_in_container)
+        (whether the host is a container guest of one of O(container_types)) where it is not set.
+      - The collection's roles gather in this step, so that a role run on its own has its facts and a
+        role in C(playbooks/site.yml) evaluates no task for them.
+    type: bool
+    default: false
+    version_added: 0.2.0
+  container_types:
+    description:
+      - The C(ansible_facts.virtualization_type) values of a container guest (with
+        C(virtualization_role) C(guest)), for O(gather).
+      - The collection's roles pass C(__common_container_types) (C(roles/common/vars/main.yml)).
+    type: list
+    elements: str
     version_added: 0.2.0
 attributes:
   action:
@@ -80,7 +100,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ansible_facts:
-  description: The converted variables under the fact name.
+  description:
+    - The converted variables under the fact name; with O(gather), also the facts it gathered and
+      C(gpuops_in_container) where they were missing.
   returned: success
   type: dict
   sample: {"__os_tuning": {"reboot": false, "kernel_cmdline": ["iommu=pt"]}}
@@ -98,7 +120,8 @@ from ansible.module_utils.basic import AnsibleModule
 def main():
     module = AnsibleModule(
         argument_spec=dict(role=dict(type='str', required=True), entry_point=dict(type='str', default='main'),
-                           fact=dict(type='str'), platforms=dict(type='dict')),
+                           fact=dict(type='str'), platforms=dict(type='dict'), gather=dict(type='bool', default=False),
+                           container_types=dict(type='list', elements='str')),
         supports_check_mode=True,
     )
     module.fail_json(msg='gpuops.dlserver.role_inputs runs on the controller as an action plugin; '

@@ -36,3 +36,22 @@ def platform_error(role, facts, platforms):
         return None
     return '%s does not support %s %s. Supported platforms: %s.' % (
         role, distribution or '(unknown)', version or '(unknown)', describe_platforms(platforms))
+
+
+# The facts every role decides on; the `virtual` subset of the setup module brings them all
+# (with distribution, kernel and python).
+ROLE_FACTS = ('virtualization_type', 'distribution', 'kernel', 'python')
+
+
+def missing_facts(facts):
+    """The names of ROLE_FACTS that ``facts`` (ansible_facts) lacks, in ROLE_FACTS' order."""
+    facts = facts or {}
+    return [name for name in ROLE_FACTS if name not in facts]
+
+
+def in_container(facts, container_types):
+    """Whether ``facts`` (with the `virtual` subset) say the host is a container guest, one of
+    ``container_types`` (docker, podman, lxc, ...), whose kernel, boot loader and modules are the
+    host's: roles persist settings there but apply nothing live."""
+    facts = facts or {}
+    return facts.get('virtualization_role', '') == 'guest' and facts.get('virtualization_type', '') in list(container_types or [])

@@ -16,6 +16,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 _MISSING = object()
 
 
@@ -196,3 +198,24 @@ def build(role, parts):
     if not isinstance(parts, dict):
         raise StatusError("%s status: the parts must be a dict, got %r" % (role, parts))
     return BUILDERS[role](parts)
+
+
+def record_text(value):
+    """The text of a status or plan file: ``value`` as Ansible's ``to_nice_json(sort_keys=true)``
+    writes it (4-space indent, sorted keys, ``', '``/``': '`` separators, ASCII escapes), plus a
+    final newline. The same bytes the roles wrote with the copy module, so converged hosts stay
+    converged."""
+    return json.dumps(value, indent=4, sort_keys=True, separators=(',', ': ')) + "\n"
+
+
+def plan_to_record(plan):
+    """The plan to record in /etc/gpuops/plan.json, or None: none given, or a plan that leaves
+    the driver branch to the driver source (``driver.branch.from == 'source'``), which the
+    nvidia_driver role plans again with its source's branches before it is recorded."""
+    if not plan:
+        return None
+    if not isinstance(plan, dict):
+        raise StatusError("plan: must be the host plan (a dict), got %r" % (plan,))
+    if dig(plan, "driver", "branch", "from") == "source":
+        return None
+    return plan

@@ -149,14 +149,15 @@ def test_files_say_whether_the_host_has_them_already(two_key_file, tmp_path):
     args = args_for(repo, "file://%s" % path, fingerprint=fprs[0], tmp_path=tmp_path)
     kind, first = run(args)
     assert kind is ExitJson, first.get("msg")
-    assert [f["current"] for f in first["files"]] == [False, False]
+    assert [f["current"] for f in first["files"]] == [False, False] and first["current"] is False
     for f in first["files"]:                  # what the role's copy task leaves
         with open(f["dest"], "w") as handle:
             handle.write(f["content"])
         os.chmod(f["dest"], 0o644)
     kind, second = run(args)
-    assert [f["current"] for f in second["files"]] == [True, True]
+    assert [f["current"] for f in second["files"]] == [True, True] and second["current"] is True
     os.chmod(str(tmp_path / "x.sources"), 0o600)           # a mode changed by hand is written again
     kind, third = run(args)
     assert {os.path.basename(f["dest"]): f["current"] for f in third["files"]} == {"keyring.asc": True,
                                                                                    "x.sources": False}
+    assert third["current"] is False

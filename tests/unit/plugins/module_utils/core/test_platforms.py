@@ -5,11 +5,12 @@ import pytest
 import yaml
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import (
-    describe_platforms, platform_error, platform_version)
+    describe_platforms, in_container, missing_facts, platform_error, platform_version)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
 with open(os.path.join(REPO, "roles", "common", "vars", "main.yml")) as handle:
     TABLE = yaml.safe_load(handle)["__common_supported_platforms"]
+CONTAINER_TYPES = yaml.safe_load(open(os.path.join(REPO, "roles", "common", "vars", "main.yml")))["__common_container_types"]
 LISTED = "Supported platforms: Debian 12/13, Ubuntu 22.04/24.04, Rocky 9, RedHat 9."
 
 
@@ -57,3 +58,26 @@ def test_a_bad_table_is_refused(table):
 
 def test_describe_keeps_the_table_order():
     assert describe_platforms({"B": ["2", "1"], "A": ["3"]}) == "B 2/1, A 3"
+
+
+@pytest.mark.parametrize("role,vtype,expected", [
+    ("guest", "docker", True), ("guest", "podman", True), ("guest", "lxc", True), ("guest", "systemd-nspawn", True),
+    ("guest", "kvm", False),          # a VM has its own kernel
+    ("host", "docker", False),        # a Docker host is not a container
+    ("guest", "", False), ("", "", False),
+])
+def test_in_container(role, vtype, expected):
+    assert in_container({"virtualization_role": role, "virtualization_type": vtype}, CONTAINER_TYPES) is expected
+
+
+def test_in_container_without_the_facts_is_false():
+    assert in_container({}, CONTAINER_TYPES) is False and in_container(None, CONTAINER_TYPES) is False
+
+
+@pytest.mark.parametrize("facts,missing", [
+    ({}, ["virtualization_type", "distribution", "kernel", "python"]),
+    ({"distribution": "Debian", "kernel": "6.1", "python": {}}, ["virtualization_type"]),
+    ({"virtualization_type": "docker", "distribution": "Debian", "kernel": "6.1", "python": {}}, []),
+])
+def test_missing_facts(facts, missing):
+    assert missing_facts(facts) == missing
