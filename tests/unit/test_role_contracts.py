@@ -141,6 +141,10 @@ def test_every_role_of_site_is_included_with_its_name_as_tag():
                 assert role in (task.get("tags") or []), "%s: %s has no tag %s" % (name, task.get("name"), role)
                 assert role in ((args.get("apply") or {}).get("tags") or []), \
                     "%s: %s does not apply the tag %s to the role's tasks" % (name, task.get("name"), role)
+                # every play of the playbook sees the same variables: the plan of its first play
+                # is every role's (common/tasks/gpu.yml then evaluates one skipped include)
+                assert (task.get("vars") or {}).get("__common_plan_current") is True, \
+                    "%s: %s does not pass __common_plan_current" % (name, task.get("name"))
 
 
 def _list(*args):
