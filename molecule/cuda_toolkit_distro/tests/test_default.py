@@ -1,5 +1,5 @@
 """Verify gpuops.dlserver.cuda_toolkit with Debian's REAL nvidia-cuda-toolkit (distro source) on a
-Debian 12 and a Debian 13 node without a GPU. Expectations are written here (Debian's toolkit per
+Debian 12 node without a GPU (and, where the scenario lists it, a Debian 13 node). Expectations are written here (Debian's toolkit per
 release), never read from the role's own decisions; the status file is checked against them."""
 
 import json
