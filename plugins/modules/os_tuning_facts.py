@@ -21,7 +21,8 @@ description:
   - Fails, before the role changes anything, when an input is wrong, naming each variable.
   - "Reads: C(/proc/cmdline), the generated GRUB configuration (Debian family) or
     C(grubby --info=DEFAULT) (EL), whether the boot loader tool, the cpufreq directory and the
-    role's units exist, the live values of the role's sysctl keys (where applied live), the
+    role's units exist and (one C(systemctl show)) whether those to enable are enabled and
+    active, the files the role writes, the live values of the role's sysctl keys (where applied live), the
     installed kernel packages (where they are held) and C(apt-get --simulate --ignore-hold
     dist-upgrade) (Debian family, where kernels are kept back)."
   - Changes nothing on the host.
@@ -207,9 +208,22 @@ held_back:
   returned: success
   type: dict
 files:
-  description: Directories to create, files to template (key, dest, src, mode) and files to remove.
+  description:
+    - Directories to create, files to write (key, dest, mode, content) and files to remove, each
+      with C(current) - whether the host has it so already (bytes, mode and root ownership; a
+      directory; no file) - so that the role writes or removes only the others.
   returned: success
   type: dict
+converged:
+  description:
+    - The converged fast path - C(converged) is true when the role's change phases would change
+      nothing (every file and directory current, the units to enable enabled and, where live,
+      active, no unit to stop, no live sysctl drift, nothing the boot loader configuration lacks,
+      every kernel package held; on EL the dnf-automatic exclusion set and no version lock to
+      make), and C(reasons) names what is not.
+  returned: success
+  type: dict
+  sample: {converged: false, reasons: ["/etc/security/limits.d/90-gpuops.conf differs (content, mode 0644 or root ownership)"]}
 units:
   description: Units to stop and disable (C(stop)) and to enable, started where live (C(enable)).
   returned: success

@@ -17,6 +17,10 @@ host once and hands what it read, with the role's converted inputs (``__os_tunin
   kernel holds (kernel packages only where the hardware plan installs a driver) and the
   kernel updates, security ones apart, that the hold keeps back;
 - ``files()`` and ``units()``: the files and units the role writes, removes, enables;
+- ``render()``: the text of each file the role writes (what the role's templates rendered,
+  byte for byte), so that the module compares it with the host's;
+- ``converged()``: whether the host already is what the role's change phases would leave
+  (the converged fast path: the role then skips them with one skipped include);
 - ``status()``: the record written to the status file.
 
 Pure functions, standard library only (the module imports this on the target).
@@ -383,7 +387,8 @@ def held_back(unattended_decision, hold_decision, simulation):
 # Files and units the role writes
 # ---------------------------------------------------------------------------------------
 def files(inputs, platform, decisions):
-    """Directories to create, files to template and files to remove, each with a key handlers know."""
+    """Directories to create, files to write and files to remove, each with a key handlers know
+    (``decide()`` adds the text of each file to write, ``render()``)."""
     entries = [
         ('sysctl', inputs['sysctl_file'], 'sysctl.conf.j2', '0644', bool(decisions['sysctl']['settings'])),
         ('limits', inputs['limits_file'], 'limits.conf.j2', '0644', bool(decisions['limits']['entries'])),
@@ -408,7 +413,7 @@ def files(inputs, platform, decisions):
             directories.append(parent)
     return {
         'directories': [{'key': 'directory', 'path': d, 'state': 'directory', 'mode': '0755'} for d in directories],
-        'write': [{'key': k, 'dest': p, 'src': s, 'mode': m} for k, p, s, m, w in entries if w],
+        'write': [{'key': k, 'dest': p, 'mode': m} for k, p, _s, m, w in entries if w],
         'absent': [{'key': k, 'path': p, 'state': 'absent'} for k, p, _s, _m, w in entries if not w],
     }
 
@@ -456,6 +461,8 @@ def decide(inputs, platform, context, host):
     decisions['reboot'] = reboot(inputs, now, decisions['kernel_cmdline'])
     decisions['held_back'] = held_back(decisions['unattended'], decisions['hold'], host.get('simulation'))
     decisions['files'] = files(inputs, platform, decisions)
+    for entry in decisions['files']['write']:
+        entry['content'] = render(entry['key'], inputs, decisions)
     decisions['units'] = units(decisions, host.get('units') or {}, bool(context.get('check_mode')))
     decisions['status'] = status(inputs, context, decisions)
     return decisions
@@ -496,3 +503,204 @@ def status(inputs, context, decisions):
             'kernel_updates_held_back': decisions['held_back'],
         },
     }
+
+
+# ---------------------------------------------------------------------------------------
+# The text of the files the role writes (the converged fast path compares it with the host's)
+# ---------------------------------------------------------------------------------------
+# What the role's former templates wrote first ({{ ansible_managed | comment }} with Ansible's
+# default ansible_managed): kept, so that a host converged by an earlier release stays current.
+MANAGED = '#\n# Ansible managed\n#\n'
+MANAGED_C = '//\n// Ansible managed\n//\n'
+FILE_KEYS = ('sysctl', 'limits', 'systemd_limits', 'thp_unit', 'cpufreq_script', 'cpufreq_unit', 'grub_dropin',
+             'unattended')
+
+
+def _dictsort(mapping):
+    """Jinja's dictsort: by key, case-insensitively (its default)."""
+    return sorted((mapping or {}).items(), key=lambda kv: kv[0].lower() if isinstance(kv[0], str) else kv[0])
+
+
+def _sysctl_text(inputs, decisions):
+    return (MANAGED + '# gpuops.dlserver.os_tuning: os_tuning_sysctl_defaults < os_tuning_sysctl_group\n'
+            '# < os_tuning_sysctl_overwrite, merged. Change those variables, not this file.\n'
+            + ''.join('%s = %s\n' % (k, v) for k, v in _dictsort(decisions['sysctl']['settings'])))
+
+
+def _limits_text(inputs, decisions):
+    return (MANAGED + '# gpuops.dlserver.os_tuning: os_tuning_limits + os_tuning_limits_extra (PAM sessions).\n'
+            '# Services started by systemd get os_tuning_systemd_limits instead.\n'
+            '# <domain>       <type> <item>     <value>\n'
+            + ''.join('%-16s %-6s %-10s %s\n' % (e['domain'], e['type'], e['item'], e['value'])
+                      for e in decisions['limits']['entries']))
+
+
+def _systemd_limits_text(inputs, decisions):
+    return (MANAGED + '# gpuops.dlserver.os_tuning: os_tuning_systemd_limits, the defaults for every service the\n'
+            '# systemd manager starts (services do not read /etc/security/limits.d).\n[Manager]\n'
+            + ''.join('%s=%s\n' % (k, v) for k, v in _dictsort(inputs.get('systemd_limits'))))
+
+
+_CONTAINER_CONDITION = ('# Inside a container the kernel belongs to the host (os_tuning_apply_live: auto).\n'
+                        'ConditionVirtualization=!container\n')
+
+
+def _thp_text(inputs, decisions):
+    condition = _CONTAINER_CONDITION if inputs['apply_live'] == 'auto' else ''
+    start = ''.join("ExecStart=/bin/sh -c 'echo %s > /sys/kernel/mm/transparent_hugepage/%s'\n" % (inputs[key], name)
+                    for key, name in (('thp_enabled', 'enabled'), ('thp_defrag', 'defrag')) if inputs.get(key))
+    return (MANAGED + '# gpuops.dlserver.os_tuning: transparent hugepage policy, applied at every boot.\n[Unit]\n'
+            'Description=Transparent hugepage policy for GPU workloads (gpuops.dlserver.os_tuning)\n'
+            'DefaultDependencies=no\nAfter=sysinit.target local-fs.target\nBefore=basic.target\n'
+            'ConditionPathIsDirectory=/sys/kernel/mm/transparent_hugepage\n' + condition
+            + '\n[Service]\nType=oneshot\nRemainAfterExit=yes\n' + start + '\n[Install]\nWantedBy=basic.target\n')
+
+
+def _cpufreq_unit_text(inputs, decisions):
+    governor = inputs.get('cpu_governor')
+    condition = _CONTAINER_CONDITION if inputs['apply_live'] == 'auto' else ''
+    return (MANAGED + '# gpuops.dlserver.os_tuning: CPU frequency governor, applied at every boot. The script\n'
+            '# succeeds without changing anything where there is no cpufreq driver (VMs, containers).\n[Unit]\n'
+            'Description=CPU frequency governor %s (gpuops.dlserver.os_tuning)\n'
+            'After=sysinit.target ondemand.service\n' % governor + condition
+            + '\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%s %s\n\n[Install]\nWantedBy=multi-user.target\n'
+            % (CPUFREQ_SCRIPT, governor))
+
+
+CPUFREQ_SCRIPT_TEXT = r'''#!/bin/sh
+# Managed by Ansible (gpuops.dlserver.os_tuning); run by gpuops-cpufreq.service.
+# Usage: cpufreq-governor GOVERNOR
+# Writes GOVERNOR to scaling_governor of every CPU that has cpufreq. Succeeds, and says so,
+# where there is no cpufreq driver (VMs, containers); fails when a CPU does not offer it.
+set -eu
+governor="${1:?usage: cpufreq-governor GOVERNOR}"
+found=0
+failed=0
+for file in /sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do
+    [ -e "$file" ] || continue
+    found=$((found + 1))
+    dir=${file%/scaling_governor}
+    available=""
+    [ -r "$dir/scaling_available_governors" ] && available=$(cat "$dir/scaling_available_governors")
+    case " $available " in
+        "  " | *" $governor "*) ;;
+        *)
+            echo "cpufreq-governor: $governor is not offered by $dir (available: $available)" >&2
+            failed=1
+            continue
+            ;;
+    esac
+    if [ "$(cat "$file")" != "$governor" ]; then
+        echo "$governor" > "$file" || failed=1
+    fi
+done
+if [ "$found" -eq 0 ]; then
+    echo "cpufreq-governor: no cpufreq driver, nothing to set"
+    exit 0
+fi
+if [ "$failed" -ne 0 ]; then
+    exit 1
+fi
+echo "cpufreq-governor: $governor set on $found CPUs"
+'''
+
+
+def _grub_text(inputs, decisions):
+    return (MANAGED + "# gpuops.dlserver.os_tuning: os_tuning_kernel_cmdline, appended to the distribution's and\n"
+            "# earlier drop-ins' defaults. update-grub reads this file; a reboot activates it.\n"
+            'GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT %s"\n'
+            % ' '.join(str(p) for p in inputs.get('kernel_cmdline') or []))
+
+
+def _unattended_text(inputs, decisions):
+    return (MANAGED_C + '// gpuops.dlserver.os_tuning: keep kernel (where a driver is installed) and NVIDIA packages '
+            'away\n// from unattended-upgrades. Entries are Python regular expressions matched from the start of\n'
+            '// the package name, each translated from the os_tuning_unattended_blacklist glob named after it.\n'
+            'Unattended-Upgrade::Package-Blacklist {\n'
+            + ''.join('    "%s";  // %s\n' % (e['regex'], e['glob']) for e in decisions['unattended']['patterns'])
+            + '};\n')
+
+
+RENDERERS = {
+    'sysctl': _sysctl_text, 'limits': _limits_text, 'systemd_limits': _systemd_limits_text, 'thp_unit': _thp_text,
+    'cpufreq_script': lambda inputs, decisions: CPUFREQ_SCRIPT_TEXT, 'cpufreq_unit': _cpufreq_unit_text,
+    'grub_dropin': _grub_text, 'unattended': _unattended_text,
+}
+
+
+def render(key, inputs, decisions):
+    """The text of the role's file ``key`` (FILE_KEYS) for these inputs and decisions."""
+    return RENDERERS[key](inputs, decisions)
+
+
+# ---------------------------------------------------------------------------------------
+# The converged fast path
+# ---------------------------------------------------------------------------------------
+def converged(decisions, unit_states, unattended_current=True):
+    """Whether the role's change phases (configure, package_holds) would change nothing.
+
+    ``decisions``: decide()'s, each directory, file to write and file to remove marked
+    ``current`` (the host has it so: content, mode, owner; directory; no file);
+    ``unit_states``: {unit: {UnitFileState, ActiveState}} of the units to enable (systemctl
+    show); ``unattended_current``: the dnf-automatic exclusion already is what the role sets
+    (EL; True where the platform has no such file). Returns {converged, reasons}: each reason
+    names what the change phases would act on.
+    """
+    reasons = []
+    found = decisions['files']
+    for entry in found['directories']:
+        if not entry.get('current'):
+            reasons.append('directory %s missing or not root-owned %s' % (entry['path'], entry['mode']))
+    for entry in found['write']:
+        if not entry.get('current'):
+            reasons.append('%s differs (content, mode %s or root ownership)' % (entry['dest'], entry['mode']))
+    for entry in found['absent']:
+        if not entry.get('current'):
+            reasons.append('%s to be removed' % entry['path'])
+    for unit in decisions['units']['stop']:
+        reasons.append('%s to be stopped and disabled' % unit['name'])
+    for unit in decisions['units']['enable']:
+        state = (unit_states or {}).get(unit['name']) or {}
+        if state.get('UnitFileState') != 'enabled':
+            reasons.append('%s is not enabled (%s)' % (unit['name'], state.get('UnitFileState') or 'unknown'))
+        if unit.get('state') == 'started' and state.get('ActiveState') != 'active':
+            reasons.append('%s is not active (%s)' % (unit['name'], state.get('ActiveState') or 'unknown'))
+    if decisions['sysctl']['live'] and decisions['sysctl']['file'] and decisions['sysctl']['drift']:
+        reasons.append('sysctl drift: %s' % ', '.join(decisions['sysctl']['drift']))
+    if decisions['kernel_cmdline']['boot_missing']:
+        reasons.append('the boot loader configuration lacks %s' % ' '.join(decisions['kernel_cmdline']['boot_missing']))
+    hold = decisions['hold']
+    if hold['backend'] == 'dpkg' and hold['to_hold']:
+        reasons.append('not held: %s' % ', '.join(hold['to_hold']))
+    if hold['backend'] == 'versionlock' and hold['held']:
+        reasons.append('the dnf version locks are not read: the package_holds phase runs')
+    if not unattended_current:
+        reasons.append('the dnf-automatic exclusion differs')
+    return {'converged': not reasons, 'reasons': reasons}
+
+
+def parse_unit_states(text):
+    """``systemctl show -p Id,UnitFileState,ActiveState UNIT...`` output: {Id: {property: value}}."""
+    states = {}
+    for block in (text or '').strip().split('\n\n'):
+        props = dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
+        if props.get('Id'):
+            states[props['Id']] = props
+    return states
+
+
+def dnf_automatic_current(text, globs):
+    """Whether [base] exclude of dnf-automatic's file (``text``, None when absent) is what the
+    role's ini_file task leaves: ``globs`` joined by spaces, or no exclude option without globs."""
+    section, value = None, None
+    for line in (text or '').splitlines():
+        stripped = line.strip()
+        if stripped.startswith('['):
+            section = stripped.strip('[]').strip()
+        elif section == 'base' and '=' in stripped and not stripped.startswith(('#', ';')):
+            key, _sep, found = stripped.partition('=')
+            if key.strip() == 'exclude':
+                value = found.strip()
+    if globs:
+        return value == ' '.join(globs)
+    return value is None

@@ -60,6 +60,19 @@ class HostReader(object):
             raise HostError('os_tuning_facts: %s failed (%s)' % (what, ' '.join(argv)), rc=rc, stdout=out, stderr=err)
         return out
 
+    def unit_states(self, units):
+        """{unit: {UnitFileState, ActiveState}} of ``units`` (the enable list), one systemctl call;
+        {} where systemctl is missing or fails (the units then count as not current)."""
+        names = [unit['name'] for unit in units]
+        if not names:
+            return {}
+        try:
+            rc, out, _err = self.run_command(['systemctl', 'show', '-p', 'Id,UnitFileState,ActiveState']
+                                             + names, environ_update=C_ENV)
+        except (IOError, OSError):
+            return {}
+        return os_tuning.parse_unit_states(out) if rc == 0 else {}
+
     def sysctl_live(self, keys):
         values = {}
         for key in keys:
@@ -145,6 +158,8 @@ def facts(params, check_mode, run_command):
     marker = reader.read(params['reboot_marker']) if reader.exists(params['reboot_marker']) else ''
     decisions['reboot_record'] = os_tuning.reboot_record(decisions['reboot'], marker)
     mark_files_current(reader, decisions.get('files'))
+    decisions['converged'] = os_tuning.converged(decisions, reader.unit_states(decisions['units']['enable']),
+                                                 unattended_current(reader, platform, decisions['unattended']))
     result = dict(decisions)
     result.update(changed=False, ansible_facts={'os_tuning_status': decisions['status']})
     return result
@@ -159,3 +174,19 @@ def mark_files_current(reader, files):
         entry['current'] = directory_current(reader.path(entry['path']), int(entry['mode'], 8))
     for entry in files.get('absent') or []:
         entry['current'] = file_current(reader.path(entry['path']), '')
+    for entry in files.get('write') or []:
+        entry['current'] = file_current(reader.path(entry['dest']), entry['content'], int(entry['mode'], 8))
+
+
+def unattended_current(reader, platform, decision):
+    """dnf-automatic's exclusion (EL) is what the role's ini_file task leaves: content and, where
+    globs are set, the file's mode and owner; True on platforms without it (apt: a file of the role)."""
+    if platform['unattended_backend'] != 'dnf_automatic':
+        return True
+    path = platform['unattended_file']
+    if not reader.exists(path):
+        return not decision['globs']
+    info = os.stat(reader.path(path))
+    if decision['globs'] and ((info.st_mode & 0o7777) != 0o644 or info.st_uid != 0 or info.st_gid != 0):
+        return False
+    return os_tuning.dnf_automatic_current(reader.read(path), decision['globs'])

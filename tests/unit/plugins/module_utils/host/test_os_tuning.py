@@ -31,7 +31,7 @@ def _platform(name):
 
 def _get(data, dotted):
     for part in dotted.split("."):
-        data = data[part]
+        data = data[int(part)] if isinstance(data, list) else data[part]
     return data
 
 
@@ -107,3 +107,83 @@ def test_kernel_globs(glob, kernel):
 def test_reboot_record(needed, marker, record):
     """The marker line is written when a reboot is needed, cleared when one is left; else nothing to do."""
     assert os_tuning.reboot_record({"needed": needed}, marker) is record
+
+
+# ---- the converged fast path ----------------------------------------------------------
+FILES_DIR = os.path.join(HERE, "data", "os_tuning_files")
+FILE_CASES = _load(os.path.join("os_tuning_files", "cases.yml"))
+FILE_NAMES = {"sysctl": "sysctl.conf", "limits": "limits.conf", "systemd_limits": "systemd-limits.conf",
+              "thp_unit": "gpuops-thp.service", "cpufreq_script": "cpufreq-governor.sh",
+              "cpufreq_unit": "gpuops-cpufreq.service", "grub_dropin": "grub.cfg", "unattended": "unattended-upgrades"}
+
+
+@pytest.mark.parametrize("case,key", [(c, k) for c in sorted(FILE_CASES) for k in os_tuning.FILE_KEYS])
+def test_render_is_byte_for_byte_what_the_templates_wrote(case, key):
+    spec = FILE_CASES[case]
+    inputs = spec["inputs"]
+    decisions = {"sysctl": {"settings": spec["sysctl_settings"]},
+                 "limits": {"entries": inputs["limits"] + inputs["limits_extra"]},
+                 "unattended": {"patterns": spec["patterns"]}}
+    with open(os.path.join(FILES_DIR, case, FILE_NAMES[key])) as handle:
+        assert os_tuning.render(key, inputs, decisions) == handle.read()
+
+
+def test_decide_gives_each_file_to_write_its_text():
+    decisions = os_tuning.decide(_defaults(), _platform("debian"), {"driver_required": True},
+                                 {"cmdline": "", "units": {}, "grub_tool": True, "simulation": []})
+    by_key = dict((entry["key"], entry) for entry in decisions["files"]["write"])
+    assert by_key["sysctl"]["content"].endswith("vm.max_map_count = 1048576\nvm.swappiness = 1\n")
+    assert '    "nvidia-.*$";  // nvidia-*\n' in by_key["unattended"]["content"]
+
+
+CONVERGED = _load("os_tuning_converged.yml")
+
+
+@pytest.mark.parametrize("case", CONVERGED, ids=[c["id"] for c in CONVERGED])
+def test_converged_table(case):
+    inputs = _defaults()
+    inputs.update(copy.deepcopy(case.get("set", {})))
+    context = {"in_container": False, "virtualization_type": "kvm", "virtualization_role": "host",
+               "driver_required": False, "kernel": "6.1.0-18-amd64", "check_mode": False}
+    context.update(case.get("context", {}))
+    host = {"cmdline": "", "boot_text": None, "grub_tool": True, "cpufreq_driver": False, "units": {},
+            "packages": {}, "simulation": [], "sysctl_live": {}}
+    host.update(copy.deepcopy(case.get("host", {})))
+    decisions = os_tuning.decide(inputs, _platform(case.get("platform", "debian")), context, host)
+    drift = case.get("drift", {})
+    stale = drift.get("stale", [])
+    found = decisions["files"]
+    for entry in found["write"]:
+        entry["current"] = entry["key"] not in stale
+    for entry in found["directories"] + found["absent"]:
+        entry["current"] = entry["path"] not in stale
+    assert all(any(e.get("key") == s or e.get("path") == s for e in found["write"] + found["directories"]
+                   + found["absent"]) for s in stale), "the case names a file the decisions do not have"
+    states = dict((u["name"], {"UnitFileState": "enabled", "ActiveState": "active"}) for u in decisions["units"]["enable"])
+    states.update(drift.get("units", {}))
+    result = os_tuning.converged(decisions, states, drift.get("unattended_current", True))
+    assert result["converged"] is case["converged"], result["reasons"]
+    for needle in case.get("reasons", []):
+        assert any(needle in reason for reason in result["reasons"]), (needle, result["reasons"])
+
+
+def test_unit_states_parse_systemctl_show():
+    text = ("Id=gpuops-thp.service\nActiveState=active\nUnitFileState=enabled\n\n"
+            "Id=gpuops-cpufreq.service\nActiveState=inactive\nUnitFileState=disabled\n")
+    assert os_tuning.parse_unit_states(text) == {
+        "gpuops-thp.service": {"Id": "gpuops-thp.service", "ActiveState": "active", "UnitFileState": "enabled"},
+        "gpuops-cpufreq.service": {"Id": "gpuops-cpufreq.service", "ActiveState": "inactive",
+                                   "UnitFileState": "disabled"}}
+
+
+@pytest.mark.parametrize("text,globs,current", [
+    (None, [], True),
+    (None, ["kernel*"], False),
+    ("[commands]\napply_updates = yes\n[base]\nexclude = kernel* nvidia-*\n", ["kernel*", "nvidia-*"], True),
+    ("[base]\nexclude = kernel*\n", ["kernel*", "nvidia-*"], False),
+    ("[base]\nexclude = kernel*\n", [], False),
+    ("[commands]\nexclude = kernel*\n", [], True),
+    ("[base]\n# exclude = kernel*\n", ["kernel*"], False),
+])
+def test_dnf_automatic_current(text, globs, current):
+    assert os_tuning.dnf_automatic_current(text, globs) is current

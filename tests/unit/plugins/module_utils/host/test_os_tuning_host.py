@@ -42,3 +42,77 @@ def test_live_sysctl_names_map_to_proc(tmp_path):
     reader = oth.HostReader(None, str(tmp_path))
     assert reader.sysctl_live(["net.ipv4.conf.eth0/100.rp_filter", "vm.absent"]) == {
         "net.ipv4.conf.eth0/100.rp_filter": "1"}
+
+
+# ---- the converged fast path, on files under a scratch root ----------------------------
+def _params(root, **inputs):
+    import os
+
+    import yaml
+    role = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles", "os_tuning")
+    with open(os.path.join(role, "defaults", "main.yml")) as handle:
+        defaults = dict((k[len("os_tuning_"):], v) for k, v in yaml.safe_load(handle).items())
+    with open(os.path.join(role, "vars", "Debian.yml")) as handle:
+        platform = yaml.safe_load(handle)["__os_tuning_platform"]
+    defaults.update(inputs)
+    return {"inputs": defaults, "platform": platform, "in_container": True, "virtualization_type": "docker",
+            "virtualization_role": "guest", "driver_required": True, "kernel": "6.1.0-18-amd64",
+            "reboot_marker": "/run/gpuops/reboot-required", "root": str(root)}
+
+
+def _systemctl(states):
+    def run(argv, environ_update):
+        if argv[0] == "apt-get":
+            return 0, "", ""
+        assert argv[:3] == ["systemctl", "show", "-p"]
+        return 0, "\n\n".join("Id=%s\nUnitFileState=%s\nActiveState=inactive" % (u, states.get(u, "enabled"))
+                              for u in argv[4:]), ""
+    return run
+
+
+def _converge(root, result):
+    """What the role's change phases leave: the directories and files, root-owned, modes set."""
+    import os
+    for entry in result["files"]["directories"]:
+        os.makedirs(os.path.join(str(root), entry["path"].lstrip("/")), exist_ok=True)
+        os.chmod(os.path.join(str(root), entry["path"].lstrip("/")), 0o755)
+    for entry in result["files"]["write"]:
+        path = os.path.join(str(root), entry["dest"].lstrip("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(entry["content"])
+        os.chmod(path, int(entry["mode"], 8))
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="the files must be root-owned, as the role writes them")
+@pytest.mark.parametrize("drift,reason", [
+    (None, None),
+    ("edit", "/etc/security/limits.d/90-gpuops.conf differs"),
+    ("chmod", "/usr/local/libexec/gpuops/cpufreq-governor differs"),
+    ("chown", "/etc/sysctl.d/60-gpuops-os-tuning.conf differs"),
+    ("disable", "gpuops-thp.service is not enabled (disabled)"),
+    ("leftover", "/etc/default/grub.d/90-gpuops.cfg to be removed"),
+])
+def test_facts_converged_reads_the_files(tmp_path, drift, reason):
+    import os
+    params = _params(tmp_path)
+    (tmp_path / "etc" / "default" / "grub.d").mkdir(parents=True)
+    first = oth.facts(params, False, _systemctl({}))
+    assert not first["converged"]["converged"]
+    _converge(tmp_path, first)
+    states = {}
+    if drift == "edit":
+        with open(str(tmp_path / "etc/security/limits.d/90-gpuops.conf"), "a") as handle:
+            handle.write("* - nofile 1024\n")
+    elif drift == "chmod":
+        os.chmod(str(tmp_path / "usr/local/libexec/gpuops/cpufreq-governor"), 0o644)
+    elif drift == "chown":
+        os.chown(str(tmp_path / "etc/sysctl.d/60-gpuops-os-tuning.conf"), 1, 0)
+    elif drift == "disable":
+        states["gpuops-thp.service"] = "disabled"
+    elif drift == "leftover":
+        (tmp_path / "etc/default/grub.d/90-gpuops.cfg").write_text("GRUB_CMDLINE_LINUX_DEFAULT=x\n")
+    again = oth.facts(params, False, _systemctl(states))
+    assert again["converged"]["converged"] is (drift is None), again["converged"]["reasons"]
+    if reason:
+        assert any(reason in line for line in again["converged"]["reasons"]), again["converged"]["reasons"]
