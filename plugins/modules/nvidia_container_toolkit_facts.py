@@ -22,7 +22,8 @@ description:
     Every failure names the file or variable to change; nothing on the host changes.
   - C(action=resolve) also reads whether the host already is what the role leaves (the converged fast path,
     RV(converged)) - the packages at the pinned version and held, the toolkit's C(config.toml) with the merged
-    settings, the engines' files (content, owner root, group root, mode 0644), the CDI refresh units enabled
+    settings, the engines' files (the role's drop-ins by content, owner root, group root, mode 0644; the user's
+    files by content), the CDI refresh units enabled
     (and active where the specification is generated) - and, where it is, makes the verification of
     C(action=verify) in the same round trip (RV(verify)). The role then runs none of its other tasks.
   - C(action=runtime) merges O(inputs) runtime settings into the toolkit's C(config.toml) (after the packages
@@ -104,7 +105,8 @@ engines:
 files:
   description:
     - The files to write (C(dest), C(content), C(engine), C(validate), C(backup)); only those that are not already
-      so on the host (content, owner root, group root, mode 0644).
+      so on the host - the role's drop-ins by content, owner root, group root and mode 0644, the user's
+      C(daemon.json) and containerd C(config.toml) by content (their owner and mode stay the user's).
   returned: action is resolve
   type: list
   elements: dict
@@ -287,9 +289,10 @@ def resolve(module, host):
                 content = result['content'] if result['content'] is not None else read(path)
                 can, validated = validate_docker(host, present['docker'], content, work) \
                     if present['docker'] else (False, 'not validated: dockerd is not installed')
-                if content is not None and not core_files.file_current(path, content):
-                    # new content, or the same content with another owner or mode
-                    files.append({'dest': path, 'content': content, 'engine': 'docker', 'backup': True,
+                # The user's file: written only where the merge changes its content (its owner and
+                # mode are the user's; a rewrite would restart Docker).
+                if result['content'] is not None:
+                    files.append({'dest': path, 'content': result['content'], 'engine': 'docker', 'backup': True,
                                   'validate': can})
                 records['docker'] = {'file': path, 'keys': ce.docker_keys(inp['default_runtime'], inp['cdi']),
                                      'validated': validated}
@@ -313,9 +316,9 @@ def resolve(module, host):
                 if changed_dropin:
                     files.append({'dest': dropin_path, 'content': dropin, 'engine': 'containerd', 'backup': False,
                                   'validate': False})
-                main_content = edited['content'] if edited['content'] is not None else text
-                if main_content is not None and not core_files.file_current(main, main_content):
-                    files.append({'dest': main, 'content': main_content, 'engine': 'containerd',
+                # the user's main file: only its imports line, where it lacks the drop-in's directory
+                if edited['content'] is not None:
+                    files.append({'dest': main, 'content': edited['content'], 'engine': 'containerd',
                                   'backup': text is not None, 'validate': False})
                 records['containerd'] = {'file': main, 'dropin': dropin_path, 'version': version['value'],
                                          'imports': plat['containerd_import'], 'validated': validated}

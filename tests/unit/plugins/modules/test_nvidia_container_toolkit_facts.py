@@ -276,3 +276,24 @@ def test_resolve_of_a_converged_host_verifies_it_and_each_drift_reopens_the_gate
     monkeypatch.setattr(mod, "installed", fake_held("1.19.1-1", held=False))
     kind, result = run(args)
     assert result["converged"]["current"] is False and result["converged"]["reasons"][0].startswith("not held: ")
+
+
+def test_the_users_daemon_json_is_judged_by_content_only(etc):
+    # daemon.json is the user's: merged content decides; its owner and mode stay the user's (a
+    # rewrite for a mode would restart Docker). A content drift is still a change.
+    plat = platform(etc)
+    args = {"action": "resolve", "platform": plat,
+            "inputs": inputs(engines=["docker"], cdi=False, restart_running_containers=True)}
+    kind, first = run(args)
+    assert kind is ExitJson, first.get("msg")
+    [daemon] = first["files"]
+    with open(plat["docker_daemon_json"], "w") as handle:
+        handle.write(daemon["content"])
+    os.chmod(plat["docker_daemon_json"], 0o600)
+    kind, result = run(args)
+    assert kind is ExitJson and result["files"] == []
+    with open(plat["docker_daemon_json"], "w") as handle:
+        handle.write(json.dumps(USER_DAEMON))
+    kind, result = run(args)
+    assert [f["dest"] for f in result["files"]] == [plat["docker_daemon_json"]]
+    assert result["converged"]["current"] is False
