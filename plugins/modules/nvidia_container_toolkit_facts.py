@@ -20,6 +20,12 @@ description:
     configuration files, computes the merged files and has each engine validate them
     (C(dockerd --validate --config-file), C(containerd --config <file> config dump)) before anything is written.
     Every failure names the file or variable to change; nothing on the host changes.
+  - C(action=resolve) also reads whether the host already is what the role leaves (the converged fast path,
+    RV(converged)) - the packages at the pinned version and held, the toolkit's C(config.toml) with the merged
+    settings, the engines' files (the role's drop-ins by content, owner root, group root, mode 0644; the user's
+    files by content), the CDI refresh units enabled
+    (and active where the specification is generated) - and, where it is, makes the verification of
+    C(action=verify) in the same round trip (RV(verify)). The role then runs none of its other tasks.
   - C(action=runtime) merges O(inputs) runtime settings into the toolkit's C(config.toml) (after the packages
     are installed).
   - C(action=verify) reads the installed toolkit versions (checked against the table again), the engines'
@@ -97,7 +103,10 @@ engines:
   type: dict
   sample: {value: [docker, containerd], reason: the engines installed on the host}
 files:
-  description: The files to write (C(dest), C(content), C(engine), C(validated), C(backup)); only those that change.
+  description:
+    - The files to write (C(dest), C(content), C(engine), C(validate), C(backup)); only those that are not already
+      so on the host - the role's drop-ins by content, owner root, group root and mode 0644, the user's
+      C(daemon.json) and containerd C(config.toml) by content (their owner and mode stay the user's).
   returned: action is resolve
   type: list
   elements: dict
@@ -127,13 +136,32 @@ installed:
   description: The installed toolkit packages and their versions, and the verdict on them.
   returned: always
   type: dict
+runtime:
+  description:
+    - The toolkit's C(config.toml) with the settings merged in - C(current) (the file already has them, root:root
+      0644) and the merged C(settings).
+  returned: action is resolve
+  type: dict
+units:
+  description: The CDI refresh units as systemctl reads them (C(enabled), C(active)); empty where CDI is not wanted.
+  returned: action is resolve
+  type: dict
+  sample: {nvidia-cdi-refresh.path: {enabled: enabled, active: active}}
+converged:
+  description:
+    - Whether a run would change nothing (C(current)), and each thing that would change (C(reasons)); a
+      verification problem of a host whose files are in place is one of them.
+  returned: action is resolve
+  type: dict
+  sample: {current: false, reasons: ["/etc/docker/daemon.json would change (docker)"]}
 runtime_config:
-  description: The merged content of the toolkit's config.toml (C(null) when unchanged).
+  description: The merged content of the toolkit's config.toml to write (C(null) when the file already is so).
   returned: action is runtime
   type: str
 verify:
-  description: What the host shows after the run.
-  returned: action is verify
+  description:
+    - What the host shows after the run. For C(action=resolve), only where the host is converged (else C(null)).
+  returned: action is verify or resolve
   type: dict
 problems:
   description: What is wrong, each naming the file or variable to change.
@@ -150,6 +178,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import files as core_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_engines as ce
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit as ctk
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
@@ -260,6 +289,8 @@ def resolve(module, host):
                 content = result['content'] if result['content'] is not None else read(path)
                 can, validated = validate_docker(host, present['docker'], content, work) \
                     if present['docker'] else (False, 'not validated: dockerd is not installed')
+                # The user's file: written only where the merge changes its content (its owner and
+                # mode are the user's; a rewrite would restart Docker).
                 if result['content'] is not None:
                     files.append({'dest': path, 'content': result['content'], 'engine': 'docker', 'backup': True,
                                   'validate': can})
@@ -275,7 +306,7 @@ def resolve(module, host):
                 dropin = ce.containerd_dropin(version['value'], runtime_path, inp['default_runtime'], inp['cdi'],
                                               user_section)
                 edited = ce.containerd_main(text, main, plat['containerd_import'], version['value'])
-                changed_dropin = read(dropin_path) != dropin
+                changed_dropin = not core_files.file_current(dropin_path, dropin)
                 if present['containerd']:
                     validated = validate_containerd(host, present['containerd'],
                                                     edited['content'] if edited['content'] is not None else text,
@@ -285,6 +316,7 @@ def resolve(module, host):
                 if changed_dropin:
                     files.append({'dest': dropin_path, 'content': dropin, 'engine': 'containerd', 'backup': False,
                                   'validate': False})
+                # the user's main file: only its imports line, where it lacks the drop-in's directory
                 if edited['content'] is not None:
                     files.append({'dest': main, 'content': edited['content'], 'engine': 'containerd',
                                   'backup': text is not None, 'validate': False})
@@ -293,7 +325,7 @@ def resolve(module, host):
             elif engine == 'crio':
                 path = plat['crio_dropin']
                 content = ce.crio_dropin(runtime_path, inp['default_runtime'])
-                if read(path) != content:
+                if not core_files.file_current(path, content):
                     files.append({'dest': path, 'content': content, 'engine': 'crio', 'backup': False,
                                   'validate': False})
                 records['crio'] = {'dropin': path, 'validated': 'not validated: CRI-O reads its drop-ins at start'}
@@ -314,24 +346,65 @@ def resolve(module, host):
     change = any(have['packages'].get(name) is None or ctk.upstream(have['packages'][name]) != want
                  or ('-' in inp['version'] and have['packages'][name] != inp['version'])
                  for name in ctk.PACKAGES)
+    try:
+        runtime_result = runtime_write(plat['runtime_config'], inp)
+    except ce.ConfigError as exc:
+        return {'problems': [str(exc)]}
+    state = {'change': change, 'runtime': runtime_result, 'files': files, 'cdi': cdi,
+             'install_state': dpkg_state.install_state(dict((name, pin) for name in ctk.PACKAGES), [], have['state'],
+                                                       change),
+             'units': units_state(host, ctk.CDI_UNITS) if cdi['units'] else {}}
+    verified = None
+    if ctk.converged(state)['current']:
+        # Everything the role writes is in place: the verification a run ends with is made now, in
+        # the same round trip, so that a converged host runs no further task of the role.
+        verified = verification(host, plat, inp, engines['value'], pin, have)
+        state['problems'] = verified['problems']
     return {'problems': [], 'vulnerabilities': verdict, 'installed': have, 'engines': engines,
             'present': dict((k, bool(v)) for k, v in present.items()), 'files': files, 'records': records,
             'packages': list(ctk.PACKAGES), 'cdi': cdi, 'smoke': smoke, 'restart': restart, 'version': want, 'pin': pin,
             'install': ['%s=%s' % (name, pin) for name in ctk.PACKAGES],
             'change': change,
-            'install_state': dpkg_state.install_state(dict((name, pin) for name in ctk.PACKAGES), [], have['state'],
-                                                      change)}
+            'install_state': state['install_state'],
+            'runtime': {'current': runtime_result['current'], 'settings': runtime_result['settings']},
+            'units': state['units'],
+            'verify': verified['verify'] if verified else None,
+            'converged': ctk.converged(state)}
+
+
+def units_state(host, units):
+    """{unit: {enabled, active}} as systemctl reads them (one call each; 'not read' without systemctl)."""
+    systemctl = host.module.get_bin_path('systemctl')
+    if not systemctl:
+        return dict((u, {'enabled': 'not read', 'active': 'not read'}) for u in units)
+    found = dict((u, {}) for u in units)
+    for key, verb in (('enabled', 'is-enabled'), ('active', 'is-active')):
+        dummy, out, dummy2 = host.run([systemctl, verb] + list(units), check=False)
+        lines = out.splitlines()
+        for index, unit in enumerate(units):
+            found[unit][key] = lines[index].strip() if index < len(lines) and lines[index].strip() else 'not-found'
+    return found
+
+
+def runtime_write(path, inp):
+    """The toolkit's config.toml with the user's settings merged in: ``content`` to write (None when
+    the file already is so, root:root 0644), ``current`` and the merged ``settings``."""
+    text = read(path)
+    result = ce.runtime_config(text, path, inp.get('runtime_settings') or {}, inp.get('runtime_mode'))
+    content = result['content']
+    if content is None and text is not None and not core_files.file_current(path, text):
+        content = text    # the same settings, another owner or mode
+    return {'content': content, 'current': content is None, 'settings': result['data']}
 
 
 def runtime(module, host):
     del host
     inp, plat = module.params['inputs'], module.params['platform']
-    path = plat['runtime_config']
     try:
-        result = ce.runtime_config(read(path), path, inp.get('runtime_settings') or {}, inp.get('runtime_mode'))
+        result = runtime_write(plat['runtime_config'], inp)
     except ce.ConfigError as exc:
         return {'problems': [str(exc)]}
-    return {'problems': [], 'runtime_config': result['content'], 'settings': result['data']}
+    return {'problems': [], 'runtime_config': result['content'], 'settings': result['settings']}
 
 
 def docker_state(host, dockerd):
@@ -382,28 +455,34 @@ def live_engines(host, plat, engines):
     return seen
 
 
-def verify(module, host):
-    inp, plat = module.params['inputs'], module.params['platform']
-    have = installed(host, inp.get('accept_cves'))
+def verification(host, plat, inp, engines, pin, have=None):
+    """What the host shows: the installed versions (refused ones named), the pin, each engine's
+    live view of the nvidia runtime and the CDI specifications. ``problems`` lists what is wrong."""
+    if have is None:
+        have = installed(host, inp.get('accept_cves'))
     problems = []
     if have['refused']:
         problems.extend(ctk.refusal_text(v, have['verdicts'][v], 'installed') for v in have['refused'])
-    pin = module.params['pin']
     off = dict((n, have['packages'].get(n)) for n in ctk.PACKAGES
                if not have['packages'].get(n) or not fnmatch.fnmatch(have['packages'][n], pin))
     if off:
         problems.append('the toolkit packages are not at the pinned version %s: %s'
                         % (pin, ', '.join('%s %s' % (n, v or 'not installed') for n, v in sorted(off.items()))))
-    engines = live_engines(host, plat, module.params['engines'])
+    live = live_engines(host, plat, engines)
     problems.extend('%s does not show the nvidia runtime (%s)' % (e, r['reason'])
-                    for e, r in sorted(engines.items()) if r['nvidia_runtime'] is False)
+                    for e, r in sorted(live.items()) if r['nvidia_runtime'] is False)
     cdi_files = []
     for directory in ce.CDI_SPEC_DIRS:
         if os.path.isdir(directory):
             cdi_files.extend(os.path.join(directory, n) for n in sorted(os.listdir(directory)) if 'nvidia' in n)
     return {'problems': problems, 'installed': have,
-            'verify': {'installed': have['packages'], 'cdi_specs': cdi_files, 'engines': engines,
+            'verify': {'installed': have['packages'], 'cdi_specs': cdi_files, 'engines': live,
                        'runtime_binary': os.path.exists(plat['runtime_path'])}}
+
+
+def verify(module, host):
+    return verification(host, module.params['platform'], module.params['inputs'], module.params['engines'],
+                        module.params['pin'])
 
 
 def main():

@@ -260,3 +260,39 @@ def restart_decision(changing_engines, docker, allowed):
                                    'or enable live-restore ("live-restore": true in daemon.json, applied by a reload), '
                                    'or set nvidia_container_toolkit_restart_running_containers: true to restart anyway; '
                                    'nothing was changed' % running}
+
+
+CDI_UNITS = ('nvidia-cdi-refresh.path', 'nvidia-cdi-refresh.service')
+
+
+def converged(state):
+    """``{current, reasons}``: whether a run would change nothing on this host (the converged fast
+    path: the role then records its status and stops).
+
+    ``state``, what the resolve read once: ``change`` (a toolkit package missing or at another
+    version), ``install_state`` (dpkg_state.install_state: ``install``, ``hold``), ``runtime``
+    (``current``: the toolkit's config.toml has the merged settings, root:root 0644), ``files``
+    (the engines' files to write: only those not current), ``cdi`` (cdi_decision: ``units``,
+    ``generate``), ``units`` ({unit: {enabled, active}} as systemctl reads them), ``problems`` (what
+    the verification of the host found wrong). Each reason names what would change.
+    """
+    reasons = []
+    install = state.get('install_state') or {}
+    if state.get('change') or install.get('install'):
+        reasons.append('the toolkit packages are not all installed at the pinned version')
+    elif install.get('hold'):
+        reasons.append('not held: %s' % ', '.join(install['hold']))
+    if not (state.get('runtime') or {}).get('current'):
+        reasons.append('the toolkit\'s config.toml would change')
+    for item in state.get('files') or []:
+        reasons.append('%s would change (%s)' % (item['dest'], item['engine']))
+    cdi = state.get('cdi') or {}
+    units = state.get('units') or {}
+    for unit in CDI_UNITS:
+        seen = units.get(unit) or {}
+        if cdi.get('units') and seen.get('enabled') != 'enabled':
+            reasons.append('%s is not enabled (%s)' % (unit, seen.get('enabled') or 'not read'))
+        if cdi.get('generate') and seen.get('active') != 'active':
+            reasons.append('%s is not active (%s)' % (unit, seen.get('active') or 'not read'))
+    reasons.extend('verification: %s' % p for p in state.get('problems') or [])
+    return {'current': not reasons, 'reasons': reasons}

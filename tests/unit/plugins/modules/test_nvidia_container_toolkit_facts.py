@@ -216,3 +216,84 @@ def test_installed_reads_versions_and_holds_once():
                      for name in mod.ctk.PACKAGES)
     assert mod.dpkg_state.install_state(pinned, [], converged, False) == {
         "install": False, "missing": [], "hold": ["libnvidia-container1"]}
+
+
+def fake_held(version, held=True):
+    """installed() of a host with the four packages at ``version`` (held or not)."""
+    packages = dict((name, version) for name in mod.ctk.PACKAGES)
+    state = dict((name, {"version": version, "held": held}) for name in mod.ctk.PACKAGES)
+    return lambda host, accept: {"packages": packages, "state": state, "versions": [version], "verdicts": {},
+                                 "refused": []}
+
+
+def test_resolve_of_a_converged_host_verifies_it_and_each_drift_reopens_the_gate(etc, monkeypatch):
+    # The fast path: what the role would write is on the host (root:root 0644), the packages are
+    # at the pin and held: converged, and the verification is made in the same round trip.
+    monkeypatch.setattr(mod, "installed", fake_held("1.19.1-1"))
+    plat = platform(etc)
+    args = {"action": "resolve", "platform": plat,
+            "inputs": inputs(engines=["crio"], cdi=False, runtime_settings={"nvidia-container-cli": {"debug": "/x.log"}})}
+    kind, first = run(args)
+    assert kind is ExitJson and first["converged"]["current"] is False and first["verify"] is None
+    assert first["runtime"]["current"] is False
+    # write what the role writes
+    for path, content in [(plat["crio_dropin"], first["files"][0]["content"])]:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(content)
+        os.chmod(path, 0o644)
+    with patch_module_args({"action": "runtime", "inputs": args["inputs"], "platform": plat}):
+        with pytest.raises(ExitJson) as exc:
+            mod.main()
+    os.makedirs(os.path.dirname(plat["runtime_config"]), exist_ok=True)
+    with open(plat["runtime_config"], "w") as handle:
+        handle.write(exc.value.args[0]["runtime_config"])
+    os.chmod(plat["runtime_config"], 0o644)
+    kind, result = run(args)
+    assert kind is ExitJson, result.get("msg")
+    assert result["converged"] == {"current": True, "reasons": []}, result["converged"]
+    assert result["files"] == [] and result["runtime"]["settings"]["nvidia-container-cli"]["debug"] == "/x.log"
+    assert result["verify"]["engines"]["crio"]["nvidia_runtime"] is True
+    # drift: the drop-in's mode, the runtime config edited, the packages unheld
+    os.chmod(plat["crio_dropin"], 0o600)
+    kind, result = run(args)
+    assert result["converged"]["current"] is False and [f["dest"] for f in result["files"]] == [plat["crio_dropin"]]
+    os.chmod(plat["crio_dropin"], 0o644)
+    # (a comment added is kept: the file is the package's, merged by its settings, not rewritten)
+    with open(plat["runtime_config"]) as handle:
+        text = handle.read()
+    with open(plat["runtime_config"], "w") as handle:
+        handle.write(text.replace('"/x.log"', '"/y.log"'))
+    kind, result = run(args)
+    assert result["converged"]["current"] is False and result["runtime"]["current"] is False
+    with patch_module_args({"action": "runtime", "inputs": args["inputs"], "platform": plat}):
+        with pytest.raises(ExitJson) as exc:
+            mod.main()
+    with open(plat["runtime_config"], "w") as handle:
+        handle.write(exc.value.args[0]["runtime_config"])
+    kind, result = run(args)
+    assert result["converged"]["current"] is True
+    monkeypatch.setattr(mod, "installed", fake_held("1.19.1-1", held=False))
+    kind, result = run(args)
+    assert result["converged"]["current"] is False and result["converged"]["reasons"][0].startswith("not held: ")
+
+
+def test_the_users_daemon_json_is_judged_by_content_only(etc):
+    # daemon.json is the user's: merged content decides; its owner and mode stay the user's (a
+    # rewrite for a mode would restart Docker). A content drift is still a change.
+    plat = platform(etc)
+    args = {"action": "resolve", "platform": plat,
+            "inputs": inputs(engines=["docker"], cdi=False, restart_running_containers=True)}
+    kind, first = run(args)
+    assert kind is ExitJson, first.get("msg")
+    [daemon] = first["files"]
+    with open(plat["docker_daemon_json"], "w") as handle:
+        handle.write(daemon["content"])
+    os.chmod(plat["docker_daemon_json"], 0o600)
+    kind, result = run(args)
+    assert kind is ExitJson and result["files"] == []
+    with open(plat["docker_daemon_json"], "w") as handle:
+        handle.write(json.dumps(USER_DAEMON))
+    kind, result = run(args)
+    assert [f["dest"] for f in result["files"]] == [plat["docker_daemon_json"]]
+    assert result["converged"]["current"] is False

@@ -94,3 +94,12 @@ def test_smoke_decision(case):
 def test_restart_decision(case):
     result = ctk.restart_decision(case["engines"], case["docker"], case["allowed"])
     assert result["ok"] is case["ok"] and case["reason"] in result["reason"], result
+
+
+@pytest.mark.parametrize("case", CASES["converged"], ids=[c["id"] for c in CASES["converged"]])
+def test_converged(case):
+    result = ctk.converged(case["state"])
+    assert result["current"] is case["current"]
+    assert len(result["reasons"]) == len(case["reasons"]), result["reasons"]
+    for text, reason in zip(case["reasons"], result["reasons"]):
+        assert text in reason
