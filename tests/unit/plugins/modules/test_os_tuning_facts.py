@@ -24,7 +24,9 @@ DPKG = "linux-image-amd64\t6.1.76-1\thi \nlinux-headers-amd64\t6.1.76-1\tii \nli
 @pytest.fixture(name="commands")
 def fixture_commands(monkeypatch):
     """run_command answers by the program name; calls are recorded."""
-    answers = {"dpkg-query": (0, DPKG, ""), "apt-get": (0, APT_SIMULATION, "")}
+    # systemctl: the units to enable, not enabled yet (one `systemctl show` for all of them)
+    answers = {"dpkg-query": (0, DPKG, ""), "apt-get": (0, APT_SIMULATION, ""),
+               "systemctl": (0, "Id=gpuops-thp.service\nUnitFileState=disabled\nActiveState=inactive\n", "")}
     calls = []
 
     def run_command(self, argv, **kwargs):
@@ -102,7 +104,10 @@ def test_bare_metal_driver_host_reads_everything_once(tmp_path, commands):
     assert [u["name"] for u in result["held_back"]["security"]] == ["linux-image-amd64"]
     assert [u["name"] for u in result["held_back"]["updates"]] == ["linux-image-amd64", "linux-headers-amd64"]
     assert result["ansible_facts"]["os_tuning_status"] == result["status"]
-    assert [c[0] for c in commands[1]] == ["dpkg-query", "apt-get"]
+    # one read each: the packages, the kernel updates kept back, the units' state (the fast path)
+    assert [c[0] for c in commands[1]] == ["dpkg-query", "apt-get", "systemctl"]
+    assert commands[1][2][:4] == ["systemctl", "show", "-p", "Id,UnitFileState,ActiveState"]
+    assert result["converged"]["converged"] is False
     assert "--ignore-hold" in commands[1][1] and "--simulate" in commands[1][1]
 
 
@@ -121,7 +126,8 @@ def test_container_without_driver_runs_no_command(tmp_path, commands):
     assert result["sysctl"]["drift"] == []
     assert result["unattended"]["dropped"] == ["linux-image-*", "linux-headers-*", "linux-modules-*", "kernel",
                                                "kernel-*"]
-    assert commands[1] == []
+    # no package command; the one read of the units' state (the fast path)
+    assert [c[:2] for c in commands[1]] == [["systemctl", "show"]]
 
 
 def test_check_mode_leaves_out_units_not_installed(tmp_path, commands):
