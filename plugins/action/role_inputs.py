@@ -57,8 +57,8 @@ class ActionModule(ActionBase):
         new = {}
         if missing_facts(facts):
             gathered = self._execute_module(module_name='ansible.builtin.setup',
-                                             module_args={'gather_subset': ['!all', 'virtual']},
-                                             task_vars=task_vars)
+                                            module_args={'gather_subset': ['!all', 'virtual']},
+                                            task_vars=task_vars)
             if gathered.get('failed') or 'ansible_facts' not in gathered:
                 return new, facts, 'role_inputs: gathering the facts failed: %s' % gathered.get('msg', gathered)
             new.update(gathered['ansible_facts'])
