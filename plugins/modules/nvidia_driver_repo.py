@@ -216,6 +216,26 @@ verify:
   description: What the loaded driver shows and the problems found (C(action=verify)).
   returned: action is verify
   type: dict
+converged:
+  description:
+    - "Whether the role's repository, install, configure and verify phases would change nothing
+      (C(converged)), and what they would act on (C(reasons)): every repository and configuration file
+      current, no package to install or hold, no headers to install, no version change, the modules not to
+      be loaded now, no reboot needed and no C(nvidia_driver:) line in the reboot marker, the services
+      enabled, started, or stopped and disabled as the plan wants (one C(systemctl show)), C(dkms status)
+      without a problem and, where the driver is loaded, the verification without a problem. The dnf
+      backend is never converged (its module streams and version locks are read by the tasks)."
+  returned: action is resolve
+  type: dict
+  sample: {converged: true, reasons: []}
+after:
+  description: Where converged, the record C(action=after_install) would return (C(kernels), C(dkms)).
+  returned: action is resolve and converged
+  type: dict
+verified:
+  description: Where converged and the driver is loaded, the record C(action=verify) would return.
+  returned: action is resolve, converged and the driver loaded
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -263,6 +283,13 @@ def main():
         result['repo_files'] = mark_current(result['repo_files'])
     if result.get('config_files'):
         result['config_files'] = dict((key, mark_current([entry])[0]) for key, entry in result['config_files'].items())
+    if module.params['action'] == 'resolve':
+        # converged: nothing the role's change phases manage differs (then also after and verified)
+        try:
+            result.update(driver_resolve.fast_path(module.params, host, result))
+        except Failure as exc:
+            module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
+                             problems=[exc.msg])
     module.exit_json(changed=False, **result)
 
 

@@ -301,7 +301,8 @@ OTHER_ROLES = ("os_tuning", "cuda_toolkit", "nvidia_container_toolkit", "python_
 
 def test_tags_through_site_yml():
     """side_effect ran `site.yml --tags nvidia_driver` on the converged V100 node: the driver role
-    ran (its preflight, install, configure and verify tasks), no other role did, nothing changed."""
+    ran (its preflight and resolve, the gated include of its change phases - skipped on this converged
+    node - settings and record), no other role did, nothing changed."""
     path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "site-tags-nvidia_driver.log")
     with open(path) as handle:
         log = handle.read()

@@ -150,7 +150,7 @@ def resolve(p, host):
            'secure_boot': sb, 'signing': bool(keys), 'nouveau': nouveau, 'initramfs': initramfs,
            'activation': act, 'lock': lock, 'index': index}
     status = status_record(inp, plat, plan, pk, result, files, ctx)
-    return {'target': result['target'], 'pinned': result['pinned'], 'change': result['change'],
+    return {'backend': backend, 'target': result['target'], 'pinned': result['pinned'], 'change': result['change'],
             'held': result['held'], 'keep': result['keep'], 'versions': versions, 'installed': have,
             'install': repo.install_names(result['pinned'], pk['other'], backend),
             'install_state': dpkg_state.install_state(result['pinned'], pk['other'], have, result['change']),
@@ -293,32 +293,97 @@ def after_install(p, host):
                         'driver\'s dependencies pulled a kernel: review the packages %s offers before rebooting'
                         % (', '.join(sorted(set(after) - set(before))) or 'none',
                            ', '.join(sorted(set(before) - set(after))) or 'none', state.get('repo_text')))
+    dkms, dkms_problems = dkms_check(host, p['plan'], state.get('headers') or [])
+    return {'kernels': after, 'dkms': dkms, 'problems': problems + dkms_problems}
+
+
+def dkms_check(host, plan, headers):
+    """``dkms status``: the NVIDIA lines, and a problem for each kernel with headers that DKMS did
+    not build for (where the kernel is this host's)."""
     dkms = host.module.get_bin_path('dkms', opt_dirs=['/usr/sbin'])
     lines = host.run([dkms, 'status'], what='dkms status')[1].splitlines() if dkms else []
     nvidia = [line for line in lines if 'nvidia' in line]
-    load = p['plan']['driver']['load_modules']['value']
+    load = plan['driver']['load_modules']['value']
+    problems = []
     if load:
         built = set(line.split(',')[1].strip() for line in nvidia if ': installed' in line and line.count(',') >= 2)
-        want = [h['kernel'] for h in state.get('headers') or [] if h['installed'] or h['available']]
+        want = [h['kernel'] for h in headers if h['installed'] or h['available']]
         unbuilt = [k for k in want if k not in built]
         if not dkms or unbuilt:
             problems.append('DKMS did not build the NVIDIA kernel modules for kernel(s) %s (dkms status: %s). See the '
                             'make.log under /var/lib/dkms/ for the compiler error'
                             % (', '.join(unbuilt) or 'all', ' | '.join(nvidia) or 'dkms is not installed'))
-    return {'kernels': after, 'dkms': {'status': nvidia, 'reason': 'built for the kernels with headers' if load else
-                                       p['plan']['driver']['load_modules']['reason']
-                                       + '; DKMS registered the module source but built nothing'},
-            'problems': problems}
+    return ({'status': nvidia, 'reason': 'built for the kernels with headers' if load else
+             plan['driver']['load_modules']['reason'] + '; DKMS registered the module source but built nothing'},
+            problems)
+
+
+def module_version(sysfs_root):
+    """The loaded nvidia kernel module's version (sysfs), or None."""
+    path = os.path.join(sysfs_root, 'module', 'nvidia', 'version')
+    version = None
+    if os.path.exists(path):
+        with open(path) as handle:
+            version = handle.read().strip() or None
+    return version
+
+
+def unit_states(host, names):
+    """{unit.service: {Id, LoadState, UnitFileState, ActiveState}} in one ``systemctl show``; {}
+    where systemctl is missing or fails (the units then count as not current)."""
+    systemctl = host.module.get_bin_path('systemctl')
+    if not names or not systemctl:
+        return {}
+    rc, out, dummy = host.run([systemctl, 'show', '-p', 'Id,LoadState,UnitFileState,ActiveState']
+                              + [name + '.service' for name in names], check=False)
+    return parse_unit_states(out) if rc == 0 else {}
+
+
+def parse_unit_states(text):
+    """``systemctl show -p Id,... UNIT...`` output: {Id: {property: value}}."""
+    states = {}
+    for block in (text or '').strip().split('\n\n'):
+        props = dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
+        if props.get('Id'):
+            states[props['Id']] = props
+    return states
+
+
+def fast_path(p, host, state):
+    """``action=resolve``, after the files were marked current: whether the role's change phases
+    (repository, install, configure, verify) would change nothing (``converged``). Where the
+    decisions say so, the after-install check (dkms status) and the verification (this run's
+    probe, the kernel module's version in sysfs) are made here, in the same round trip, and
+    returned as ``after`` and ``verified`` (the records the skipped tasks would register); a
+    problem either finds makes the host not converged, and the tasks then run and fail loudly."""
+    plat, plan = p['platform'], p['plan']
+    marker = plat.get('reboot_marker') or ''
+    marker_text = host.read(marker) if marker and os.path.isfile(marker) else ''
+    names = {'persistenced': plat.get('persistenced_service') or 'nvidia-persistenced',
+             'fabric_manager': plat.get('fabric_manager_service') or 'nvidia-fabricmanager'}
+    wants = repo.service_wants(plan, state['status'], names)
+    verdict = repo.converged(state, marker_text, unit_states(host, [w['name'] for w in wants]), wants)
+    out = {'converged': verdict}
+    if not verdict['converged']:
+        return out
+    dkms, after_problems = dkms_check(host, plan, state.get('headers') or [])
+    checks = {'after': after_problems, 'verify': []}
+    out['after'] = {'kernels': state.get('kernels') or [], 'dkms': dkms, 'problems': after_problems}
+    if (state.get('activation') or {}).get('action') == 'none':
+        record = repo.verify_problems(p['gpu'], module_version(p['sysfs_root']), state['target'],
+                                      plan['driver']['kernel_modules']['value'])
+        checks['verify'] = record['problems']
+        out['verified'] = {'verify': record, 'problems': record['problems']}
+    problems = checks['after'] + checks['verify']
+    if problems:
+        return {'converged': {'converged': False, 'reasons': problems}}
+    return out
 
 
 def verify(p, host):
     """``action=verify``: what the loaded driver shows against the pinned version."""
     del host
     state = p['state']
-    path = os.path.join(p['sysfs_root'], 'module', 'nvidia', 'version')
-    version = None
-    if os.path.exists(path):
-        with open(path) as handle:
-            version = handle.read().strip() or None
-    record = repo.verify_problems(p['gpu'], version, state['target'], p['plan']['driver']['kernel_modules']['value'])
+    record = repo.verify_problems(p['gpu'], module_version(p['sysfs_root']), state['target'],
+                                  p['plan']['driver']['kernel_modules']['value'])
     return {'verify': record, 'problems': record['problems']}

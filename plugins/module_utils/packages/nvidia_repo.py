@@ -471,3 +471,75 @@ def verify_skip_reason(action, action_reason, check_mode, change):
     if check_mode and change:
         return 'check mode: the driver change is not applied'
     return ''
+
+
+# --------------------------------------------------------------------------- converged fast path
+
+REBOOT_MARKER_LINE = 'nvidia_driver:'
+ENABLED_STATES = ('enabled',)
+DISABLED_STATES = ('disabled', 'masked', 'masked-runtime')
+RUNNING_STATES = ('active', 'activating', 'reloading', 'deactivating')
+
+
+def service_wants(plan, status, names):
+    """What the configure step wants of each service: [{name, enabled, started}] (``enabled``
+    False: stopped and disabled where the unit exists). ``status`` is the resolve's record
+    (persistence.started, fabric_manager.started); ``names``: {persistenced, fabric_manager}."""
+    wants = [{'name': names['persistenced'], 'enabled': bool(plan['persistence']['enabled']),
+              'started': bool(plan['persistence']['enabled'] and status['persistence']['started'])}]
+    if plan['fabric_manager']['required']:
+        wants.append({'name': names['fabric_manager'], 'enabled': True,
+                      'started': bool(status['fabric_manager']['started'])})
+    return wants
+
+
+def converged(state, marker_text, unit_states, wants, checks=None):
+    """Whether the repository, install, configure and verify phases would change nothing.
+
+    ``state``: the resolve's result with repo_files and config_files marked ``current``;
+    ``marker_text``: the reboot marker's text ('' when absent); ``unit_states``: {unit.service:
+    {LoadState, UnitFileState, ActiveState}} (systemctl show); ``wants``: service_wants();
+    ``checks``: {'after': problems, 'verify': problems} of the after-install and verification
+    reads made for the fast path (None: not made). Returns {converged, reasons}.
+    """
+    reasons = []
+    if state.get('backend') != 'apt':
+        reasons.append('the dnf backend is not fast-pathed (module streams and version locks are read by the tasks)')
+    for entry in state.get('repo_files') or []:
+        if not entry.get('current'):
+            reasons.append('%s %s' % (entry['dest'], 'differs' if entry.get('content') else 'to be removed'))
+    for key, entry in sorted((state.get('config_files') or {}).items()):
+        if entry.get('dest') and not entry.get('current'):
+            reasons.append('%s (%s) %s' % (entry['dest'], key, 'differs' if entry.get('content') else 'to be removed'))
+    inst = state.get('install_state') or {}
+    if state.get('change'):
+        reasons.append('the driver version changes to %s' % state.get('target'))
+    if inst.get('install'):
+        reasons.append('packages to install: %s' % ', '.join(inst.get('missing') or state.get('install') or []))
+    if inst.get('hold'):
+        reasons.append('not held: %s' % ', '.join(inst['hold']))
+    if state.get('headers_install'):
+        reasons.append('kernel headers to install: %s' % ', '.join(state['headers_install']))
+    act = state.get('activation') or {}
+    if act.get('action') == 'load':
+        reasons.append('the kernel modules are to be loaded')
+    if (act.get('reboot') or {}).get('needed'):
+        reasons.append('a reboot is needed (%s)' % act.get('reason'))
+    if any(line.startswith(REBOOT_MARKER_LINE) for line in (marker_text or '').splitlines()):
+        reasons.append('the reboot marker still carries a line of nvidia_driver')
+    for want in wants:
+        unit = want['name'] + '.service'
+        found = (unit_states or {}).get(unit) or {}
+        file_state, active = found.get('UnitFileState') or 'unknown', found.get('ActiveState') or 'unknown'
+        if want['enabled']:
+            if found.get('LoadState') != 'loaded' or file_state not in ENABLED_STATES:
+                reasons.append('%s is not enabled (%s)' % (unit, file_state))
+            if want['started'] and active != 'active':
+                reasons.append('%s is not active (%s)' % (unit, active))
+        elif found.get('LoadState') != 'not-found' and (
+                not found or file_state not in DISABLED_STATES or active in RUNNING_STATES):
+            reasons.append('%s is to be stopped and disabled (%s, %s)' % (unit, file_state, active))
+    if checks is not None:
+        reasons.extend(checks.get('after') or [])
+        reasons.extend(checks.get('verify') or [])
+    return {'converged': not reasons, 'reasons': reasons}
