@@ -363,7 +363,19 @@ def unit_text(source, version, exec_start_line, user, group):
 def web_config_text(config):
     """The web configuration file's text, as ``to_nice_yaml(indent=2)`` wrote it (controller side)."""
     import yaml  # pylint: disable=import-outside-toplevel
-    return yaml.safe_dump(config, indent=2, allow_unicode=True, default_flow_style=False)
+    return yaml.safe_dump(_plain(config), indent=2, allow_unicode=True, default_flow_style=False)
+
+
+def _plain(value):
+    """``value`` with plain str, dict and list (the controller's templated values are subclasses of
+    them, which safe_dump refuses)."""
+    if isinstance(value, dict):
+        return dict((str(k), _plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
 
 
 def layout(inputs, platform, arch):

@@ -3,7 +3,6 @@ Python (byte for byte what the template / to_nice_yaml wrote), the decision
 node_exporter.fast_path (data/node_exporter_fast_path_cases.yml, drift cases included) and the
 host read node_exporter_host.state on real files (edited, re-owned, re-moded: not current)."""
 import collections
-import copy
 import os
 
 import bcrypt
@@ -101,6 +100,15 @@ def test_web_config_text_is_to_nice_yaml():
     config = {"tls_server_config": {"cert_file": "/etc/x.crt", "key_file": "/etc/x.key"},
               "basic_auth_users": {"zed": bcrypt.hashpw(b"a", bcrypt.gensalt(4)).decode(), "prom": "$2b$10$x"}}
     assert node_exporter.web_config_text(config) == to_nice_yaml(config, indent=2)
+
+
+class _Tagged(str):
+    """What the controller passes: a subclass of str (ansible-core's tagged strings)."""
+
+
+def test_web_config_text_takes_the_controllers_strings():
+    config = {_Tagged("basic_auth_users"): {_Tagged("prometheus"): _Tagged("$2b$10$x")}}
+    assert node_exporter.web_config_text(config) == "basic_auth_users:\n  prometheus: $2b$10$x\n"
 
 
 # --- the host read, on real files -------------------------------------------------------------
