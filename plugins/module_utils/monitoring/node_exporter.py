@@ -353,7 +353,6 @@ def _release_checksum(inputs, goarch):
     return '', 'sha256:%s' % inputs['checksums_url'].replace('{version}', inputs['version']).replace('{arch}', goarch)
 
 
-
 def unit_text(source, version, exec_start_line, user, group):
     """The text of the unit the role writes: the release's own unit, or the package's drop-in."""
     head = UNIT_RELEASE.format(version=version) if source == 'release' else UNIT_PACKAGE
