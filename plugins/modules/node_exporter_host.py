@@ -61,6 +61,7 @@ options:
       - The role's typed variables (C(__node_exporter)). Given, the module also reads the converged
         fast path's state (returned as C(node.state)) - the paths, unit text and scrape address come
         from C(plugins/module_utils/monitoring/node_exporter.py) C(layout()), as the role writes them.
+      - The basic-auth passwords in it are masked in the result (no_log); run the task with C(no_log).
     type: dict
   platform:
     description: The platform variables (C(__node_exporter_platform)); with O(inputs).
@@ -118,7 +119,7 @@ def main():
             status_file=dict(type='path', required=True),
             tls_files=dict(type='list', elements='path', default=[]),
             package=dict(type='str', default=''),
-            inputs=dict(type='dict', no_log=True),
+            inputs=dict(type='dict'),
             platform=dict(type='dict', default={}),
             gpu=dict(type='dict', default={}),
             plan=dict(type='dict', default={}),
@@ -138,6 +139,9 @@ def main():
         row = apt_sources.parse_dpkg_query(out, [name]).get(name)
         node['package'] = {'name': name, 'version': row['version'] if row else None}
     if params['inputs'] is not None:
+        # Only the passwords are secret: a no_log on the whole dict would mask every path it holds
+        # wherever it appears in the result (the directories, the web configuration's text).
+        module.no_log_values.update(str(p) for p in (params['inputs'].get('basic_auth_users') or {}).values() if p)
         node['state'] = _state(module, params)
     module.exit_json(changed=False, node=node)
 
