@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
@@ -178,6 +179,19 @@ def _packages_installed(module, names):
     return bool(rpm) and module.run_command([rpm, '-q'] + list(names))[0] == 0
 
 
+def _text_current(path, content, mode=0o644):
+    """file_current, where an empty ``content`` is an empty file (the environment file of a host
+    without framework defaults), not a file to remove."""
+    if content:
+        return file_current(path, content, mode)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0 and (info.st_mode & 0o7777) == mode \
+        and info.st_uid == 0 and info.st_gid == 0
+
+
 def read_current(module, inputs, plan):
     """Whether each thing the role's install and configure steps manage already is what they
     would leave (True/False; None where the host does not need it): stack_fast_path.CHECKS."""
@@ -202,9 +216,9 @@ def read_current(module, inputs, plan):
                   and os.path.isfile(os.path.join(conda_prefix, 'bin', 'conda'))
                   and file_current(os.path.join(conda_prefix, '.condarc'), plan['condarc']))
         if 'conda' in backends else None,
-        'profile': file_current(inputs.get('profile_file') or '', plan['profile']),
+        'profile': _text_current(inputs.get('profile_file') or '', plan['profile']),
         'env_file_dir': directory_current(os.path.dirname(env_file)),
-        'env_file': file_current(env_file, plan['env_file']),
+        'env_file': _text_current(env_file, plan['env_file']),
     }
 
 

@@ -118,5 +118,13 @@ def test_read_current_on_real_files(tmp_path):
     assert current == dict(BASE_CURRENT, directories=False, uv=False, profile=False, env_file=False)
     assert sf.fast_path(current, [BASE_ENV], True)["drift"] == [
         "the role's directories", "uv (requirement file and install)", "the profile script", "the environment file"]
+    # A host without framework defaults: the environment file is empty, and current as such.
+    empty = dict(plan, env_file="", profile="export A=2\n")
+    _write(inputs["env_file"], "")
+    assert stack_host.read_current(module, inputs, empty)["env_file"] is True
+    _write(inputs["env_file"], "", mode=0o600)
+    assert stack_host.read_current(module, inputs, empty)["env_file"] is False
+    os.unlink(inputs["env_file"])
+    assert stack_host.read_current(module, inputs, empty)["env_file"] is False
     with pytest.raises(AssertionError, match="os_packages"):
         stack_host.read_current(_Module(home, ["python3-venv; rm -rf /"]), inputs, plan)
