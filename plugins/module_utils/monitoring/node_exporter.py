@@ -393,7 +393,7 @@ def layout(inputs, platform, arch):
         binary = '%s/node_exporter' % install_dir
         service = 'node_exporter'
         rel = {'name': name, 'archive': '%s.tar.gz' % name, 'install_dir': install_dir,
-               'partial_dir': '%s.partial' % install_dir,
+               'partial_dir': '%s.partial' % install_dir, 'checksum_file': '%s/.gpuops-checksum' % install_dir,
                'url': inputs['binary_url'].replace('{version}', inputs['version']).replace('{arch}', str(goarch))}
     else:
         binary, service, rel = platform.get('package_binary'), platform.get('package_service'), None
@@ -449,6 +449,10 @@ def fast_path(decision, inputs, node):
             drift.append('release binary %s' % decision['binary'])
         if not rel.get('link'):
             drift.append('link %s' % decision['link'])
+        # The checksum the installed release was verified with (written after the download's check):
+        # another node_exporter_sha256 or checksums URL is verified again, by the download.
+        if rel.get('checksum') != decision['release']['checksum']:
+            drift.append('release checksum')
     elif not ((node.get('package') or {}).get('version')):
         drift.append('package')
     gid = state.get('gid')

@@ -160,7 +160,8 @@ def state(lay, gpu, plan, textfile_wanted, reboot_marker, os_tuning_status_file,
     if lay['source'] == 'release':
         link = lay['link']
         out['release'] = {'binary': os.path.isfile(lay['binary']) and os.access(lay['binary'], os.X_OK),
-                          'link': os.path.islink(link) and os.readlink(link) == lay['binary']}
+                          'link': os.path.islink(link) and os.readlink(link) == lay['binary'],
+                          'checksum': (_read(lay['release']['checksum_file']) or '').strip() or None}
     if textfile_wanted:
         status = None
         status_text = _read(os_tuning_status_file)

@@ -46,7 +46,8 @@ def converged_node(decision, inputs):
                            "content": decision["web_config_content"]},
             "dropin_dir": True if decision["source"] == "package" else None,
             "unit_file": True,
-            "release": {"binary": True, "link": True} if decision["source"] == "release" else None,
+            "release": {"binary": True, "link": True, "checksum": decision["release"]["checksum"]}
+            if decision["source"] == "release" else None,
             "textfile": {"current": True, "gpus_on_pci": 2 if inputs["gpu_textfile"] else None},
             "service": {"UnitFileState": "enabled", "ActiveState": "active", "NeedDaemonReload": "no"},
             "scrape": {"status": 200, "build_info": True, "gpus_on_pci": 2 if inputs["gpu_textfile"] else None,
@@ -220,16 +221,18 @@ def test_state_sees_another_owner(tmp_path):
 def test_state_of_a_release(tmp_path):
     lay = _layout(tmp_path, source="release")
     _converge(tmp_path, lay)
-    assert _state(tmp_path, lay)["release"] == {"binary": False, "link": False}
+    assert _state(tmp_path, lay)["release"] == {"binary": False, "link": False, "checksum": None}
     os.makedirs(os.path.dirname(lay["binary"]))
     with open(lay["binary"], "w") as fh:
         fh.write("#!/bin/sh\n")
     os.chmod(lay["binary"], 0o755)
     os.symlink("/elsewhere/node_exporter", lay["link"])
-    assert _state(tmp_path, lay)["release"] == {"binary": True, "link": False}
+    assert _state(tmp_path, lay)["release"] == {"binary": True, "link": False, "checksum": None}
     os.unlink(lay["link"])
     os.symlink(lay["binary"], lay["link"])
-    assert _state(tmp_path, lay)["release"] == {"binary": True, "link": True}
+    with open(lay["release"]["checksum_file"], "w") as fh:
+        fh.write("sha256:abc\n")
+    assert _state(tmp_path, lay)["release"] == {"binary": True, "link": True, "checksum": "sha256:abc"}
 
 
 def test_state_scrapes_only_a_running_service_and_checks_anonymous_access(tmp_path):
