@@ -19,6 +19,11 @@ description:
     decides per environment C(none), C(build), C(swap), C(remove), C(leave) or C(adopt). It also renders
     the framework environment defaults. Bad input fails here, naming the environment and the
     cause, before anything changes. Changes nothing.
+  - "O(action=plan) also reads the converged fast path: whether the distribution packages (O(os_packages)),
+    the role's directories, uv, conda, the profile script and the environment file already are what the
+    role writes, whether each environment's Jupyter kernel is current, and which environments the last
+    status file records as verified in this very build (kept: not verified again). C(converged) is true
+    when nothing would change (C(plugins/module_utils/python_env/stack_fast_path.py))."
   - O(action=converge) converges one planned environment. A build goes into
     C(<prefix>/.<name>-<hash>) beside the current one, its imports are checked with the
     environment's own Python, the role's marker file is written, and only then the link
@@ -88,6 +93,15 @@ options:
     description: Package cache of the installers (C(UV_CACHE_DIR), C(PIP_CACHE_DIR)); empty for none.
     type: path
     default: ""
+  home:
+    description: (plan) The role's own directory (uv's requirement and install, the conda installer).
+    type: path
+    default: /opt/gpuops/python_stack
+  os_packages:
+    description: (plan) The distribution packages of the venv backend, whose installation the fast path reads.
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
@@ -139,6 +153,27 @@ env_file:
   description: (plan) Text of the C(KEY=VALUE) environment file.
   returned: action=plan
   type: str
+uv_requirement:
+  description: (plan) Text of the pinned, hash-checked requirement uv is installed from.
+  returned: action=plan
+  type: str
+expect_gpu:
+  description: (plan) The host has GPUs and a loaded driver, so verify expects CUDA.
+  returned: action=plan
+  type: bool
+current:
+  description: (plan) Per install and configure step, whether the host already is what it writes (null where not needed).
+  returned: action=plan
+  type: dict
+converged:
+  description: (plan) Nothing would change and nothing needs verifying; the role skips its steps.
+  returned: action=plan
+  type: bool
+drift:
+  description: (plan) What is not converged, in step order.
+  returned: action=plan
+  type: list
+  elements: str
 installer:
   description: (converge) C(uv), C(pip) or C(conda), what built the environment.
   returned: action=converge
@@ -174,6 +209,8 @@ def main():
             keep_builds=dict(type='int', default=1),
             kernel_dir=dict(type='path', default='/usr/local/share/jupyter/kernels'),
             cache_dir=dict(type='path', default=''),
+            home=dict(type='path', default='/opt/gpuops/python_stack'),
+            os_packages=dict(type='list', elements='str', default=[]),
         ),
         required_if=[('action', 'converge', ['environment']),
                      ('action', 'verify', ['environment']),

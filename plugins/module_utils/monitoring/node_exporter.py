@@ -65,6 +65,54 @@ PINNED_SHA256 = {
     ('1.9.1', 'arm64'): '848f139986f63232ced83babe3cad1679efdbb26c694737edc1f4fbd27b96203',
 }
 BCRYPT_ROUNDS = 10
+GOARCH = {'x86_64': 'amd64', 'aarch64': 'arm64', 'ppc64le': 'ppc64le'}
+# The unit the role writes (the upstream release's own unit, or a drop-in over the package's),
+# rendered here rather than by a template, so that node_exporter_host compares it with the host's.
+UNIT_HEADER = '# Ansible managed (gpuops.dlserver.node_exporter)\n'
+UNIT_RELEASE = (
+    '[Unit]\n'
+    'Description=Prometheus node_exporter {version} (gpuops.dlserver)\n'
+    'Documentation=https://github.com/prometheus/node_exporter\n'
+    'Wants=network-online.target\n'
+    'After=network-online.target\n'
+    '\n'
+    '[Install]\n'
+    'WantedBy=multi-user.target\n'
+    '\n'
+    '[Service]\n'
+    'Type=simple\n')
+UNIT_PACKAGE = (
+    '[Service]\n'
+    '# Replaces the package\'s command line (its /etc/default file is no longer read) and user.\n'
+    'EnvironmentFile=\n'
+    'ExecStart=\n')
+UNIT_SERVICE = (
+    'ExecStart={exec_start}\n'
+    'User={user}\n'
+    'Group={group}\n'
+    'Restart=on-failure\n'
+    'RestartSec=5\n'
+    '# Sandboxing: read-only system, no privileges, no capabilities, no new mounts or devices.\n'
+    'NoNewPrivileges=yes\n'
+    'CapabilityBoundingSet=\n'
+    'AmbientCapabilities=\n'
+    'ProtectSystem=strict\n'
+    'ProtectHome=read-only\n'
+    'PrivateTmp=yes\n'
+    'PrivateDevices=yes\n'
+    'ProtectKernelTunables=yes\n'
+    'ProtectKernelModules=yes\n'
+    'ProtectControlGroups=yes\n'
+    'ProtectClock=yes\n'
+    'ProtectHostname=yes\n'
+    'RestrictSUIDSGID=yes\n'
+    'RestrictRealtime=yes\n'
+    'RestrictNamespaces=yes\n'
+    'LockPersonality=yes\n'
+    'MemoryDenyWriteExecute=yes\n'
+    'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK\n'
+    'SystemCallArchitectures=native\n'
+    'UMask=0077\n')
 
 
 def parse_listen_address(value, variable='node_exporter_listen_address'):
@@ -305,6 +353,145 @@ def _release_checksum(inputs, goarch):
     return '', 'sha256:%s' % inputs['checksums_url'].replace('{version}', inputs['version']).replace('{arch}', goarch)
 
 
+def unit_text(source, version, exec_start_line, user, group):
+    """The text of the unit the role writes: the release's own unit, or the package's drop-in."""
+    head = UNIT_RELEASE.format(version=version) if source == 'release' else UNIT_PACKAGE
+    return UNIT_HEADER + head + UNIT_SERVICE.format(exec_start=exec_start_line, user=user, group=group)
+
+
+def web_config_text(config):
+    """The web configuration file's text, as ``to_nice_yaml(indent=2)`` wrote it (controller side)."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    return yaml.safe_dump(_plain(config), indent=2, allow_unicode=True, default_flow_style=False)
+
+
+def _plain(value):
+    """``value`` with plain str, dict and list (the controller's templated values are subclasses of
+    them, which safe_dump refuses)."""
+    if isinstance(value, dict):
+        return dict((str(k), _plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def layout(inputs, platform, arch):
+    """Where node_exporter comes from and lives, its unit and command line, and what verify
+    scrapes: everything that depends on the inputs alone (no bcrypt, no host read), so that the
+    host side (node_exporter_host) compares the same paths and unit text the role writes.
+    Raises ValueError on a bad listen address or collector list."""
+    host_part, port = parse_listen_address(inputs.get('listen_address'))
+    flags = collector_flags(inputs.get('enabled_collectors', []), inputs.get('disabled_collectors', []))
+    source = inputs.get('source')
+    release = source == 'release'
+    goarch = GOARCH.get(arch)
+    if release:
+        name = 'node_exporter-%s.linux-%s' % (inputs['version'], goarch)
+        install_dir = '%s/%s' % (inputs['install_dir'], inputs['version'])
+        binary = '%s/node_exporter' % install_dir
+        service = 'node_exporter'
+        rel = {'name': name, 'archive': '%s.tar.gz' % name, 'install_dir': install_dir,
+               'partial_dir': '%s.partial' % install_dir, 'checksum_file': '%s/.gpuops-checksum' % install_dir,
+               'url': inputs['binary_url'].replace('{version}', inputs['version']).replace('{arch}', str(goarch))}
+    else:
+        binary, service, rel = platform.get('package_binary'), platform.get('package_service'), None
+    web_file = '%s/web-config.yml' % inputs['config_dir']
+    web = bool(inputs.get('tls_cert_file') or inputs.get('basic_auth_users'))
+    args = ['--web.listen-address=%s' % inputs['listen_address'],
+            '--collector.textfile.directory=%s' % inputs['textfile_dir']] + flags
+    if web:
+        args.append('--web.config.file=%s' % web_file)
+    args.extend(inputs.get('extra_args') or [])
+    exec_start = [('/usr/local/bin/node_exporter' if release else binary)] + args
+    exec_line = ' '.join(systemd_quote(a) for a in exec_start)
+    scheme = 'https' if inputs.get('tls_cert_file') else 'http'
+    probe_host = host_part if host_part not in ('', '0.0.0.0', '::') else '127.0.0.1'
+    if ':' in probe_host:
+        probe_host = '[%s]' % probe_host
+    return {
+        'source': source, 'goarch': goarch, 'release': rel, 'binary': binary,
+        'link': '/usr/local/bin/node_exporter' if release else None,
+        'service': service,
+        'unit_file': '/etc/systemd/system/%s.service' % service if release
+        else '/etc/systemd/system/%s.service.d/gpuops.conf' % service,
+        'unit_content': unit_text(source, inputs.get('version'), exec_line, inputs['user'], inputs['group']),
+        'exec_start': exec_start, 'exec_start_line': exec_line,
+        'web_config_wanted': web, 'web_config_file': web_file,
+        'directories': [inputs['config_dir'], inputs['textfile_dir']], 'account_group': inputs['group'],
+        'textfile': '%s/gpuops.prom' % inputs['textfile_dir'],
+        'listen': {'host': host_part, 'port': port},
+        'verify': {'url': '%s://%s:%d/metrics' % (scheme, probe_host, port), 'scheme': scheme,
+                   'basic_auth': bool(inputs.get('basic_auth_users')),
+                   'user': (sorted(inputs.get('basic_auth_users') or {}) or [None])[0]},
+    }
+
+
+# systemctl is-enabled answers 0 (enabled) for these unit file states.
+ENABLED_STATES = ('enabled', 'enabled-runtime', 'static', 'alias', 'indirect', 'generated', 'transient')
+
+
+def fast_path(decision, inputs, node):
+    """``{converged, drift}``: whether the host already is what the role's install, configure,
+    textfile and verify steps would leave (``converged``: the role skips them all), and the
+    names of what is not (``drift``, in step order). ``node`` is node_exporter_host's read; its
+    ``state`` (the files, units, account and a scrape, read on the host) is compared here with
+    what ``decision`` (decide()'s result) would write. No state read: not converged."""
+    state = (node or {}).get('state')
+    if not isinstance(state, dict) or state.get('error'):
+        return {'converged': False, 'drift': ['host state not read']}
+    drift = []
+    release = decision['source'] == 'release'
+    if release:
+        rel = state.get('release') or {}
+        if not rel.get('binary'):
+            drift.append('release binary %s' % decision['binary'])
+        if not rel.get('link'):
+            drift.append('link %s' % decision['link'])
+        # The checksum the installed release was verified with (written after the download's check):
+        # another node_exporter_sha256 or checksums URL is verified again, by the download.
+        if rel.get('checksum') != decision['release']['checksum']:
+            drift.append('release checksum')
+    elif not ((node.get('package') or {}).get('version')):
+        drift.append('package')
+    gid = state.get('gid')
+    if gid is None:
+        drift.append('group %s' % inputs['group'])
+    acct = node.get('account') or {}
+    if not (acct and acct.get('gid') == gid and gid is not None and acct.get('gecos') == ACCOUNT_COMMENT
+            and acct.get('home') == '/nonexistent' and acct.get('shell') == '/usr/sbin/nologin'):
+        drift.append('user %s' % inputs['user'])
+    dirs = state.get('directories') or {}
+    drift.extend('directory %s' % d for d in (inputs['config_dir'], inputs['textfile_dir']) if not dirs.get(d))
+    web = state.get('web_config') or {}
+    if decision['web_config'] is None:
+        if web.get('exists', True):
+            drift.append('web configuration (to remove)')
+    elif not (web.get('attributes') and web.get('content') == decision['web_config_content']):
+        drift.append('web configuration')
+    if not release and not state.get('dropin_dir'):
+        drift.append('drop-in directory')
+    if not state.get('unit_file'):
+        drift.append('unit %s' % decision['unit_file'])
+    service = state.get('service') or {}
+    if (service.get('UnitFileState') not in ENABLED_STATES or service.get('ActiveState') != 'active'
+            or service.get('NeedDaemonReload') != 'no'):
+        drift.append('service %s (%s, %s, reload needed: %s)' % (
+            decision['service'], service.get('UnitFileState'), service.get('ActiveState'),
+            service.get('NeedDaemonReload')))
+    textfile = state.get('textfile') or {}
+    if not textfile.get('current'):
+        drift.append('textfile')
+    scrape = state.get('scrape') or {}
+    verified = (scrape.get('status') == 200 and scrape.get('build_info')
+                and (not inputs.get('gpu_textfile') or scrape.get('gpus_on_pci') == textfile.get('gpus_on_pci'))
+                and (not decision['verify']['basic_auth'] or scrape.get('anonymous_status') == 401))
+    if not verified:
+        drift.append('scrape of %s' % decision['verify']['url'])
+    return {'converged': not drift, 'drift': drift}
+
+
 def decide(inputs, platform, host, arch, node=None):
     """Every check and decision of the role, see the module docstring.
 
@@ -325,8 +512,8 @@ def decide(inputs, platform, host, arch, node=None):
             errors.append(str(exc))
             return None
 
-    address = check(parse_listen_address, inputs.get('listen_address'))
-    flags = check(collector_flags, inputs.get('enabled_collectors', []), inputs.get('disabled_collectors', []))
+    check(parse_listen_address, inputs.get('listen_address'))
+    check(collector_flags, inputs.get('enabled_collectors', []), inputs.get('disabled_collectors', []))
     check(_check_source, inputs, platform)
     check(_check_users, inputs.get('basic_auth_users') or {})
     errors.extend(_check_extra_args(inputs.get('extra_args') or []))
@@ -339,8 +526,7 @@ def decide(inputs, platform, host, arch, node=None):
     if bool(cert) != bool(key):
         errors.append('node_exporter_tls_cert_file and node_exporter_tls_key_file must be set together '
                       '(cert: %r, key: %r)' % (cert, key))
-    goarch = {'x86_64': 'amd64', 'aarch64': 'arm64', 'ppc64le': 'ppc64le'}.get(arch)
-    if inputs.get('source') == 'release' and not goarch:
+    if inputs.get('source') == 'release' and not GOARCH.get(arch):
         errors.append('node_exporter_source: release has no build for architecture %r here; use package' % arch)
     if not errors:
         errors.extend(_check_tls_files(inputs, node.get('files')))
@@ -350,52 +536,32 @@ def decide(inputs, platform, host, arch, node=None):
     if errors:
         return {'errors': errors}
 
-    release = inputs['source'] == 'release'
-    checksum = _release_checksum(inputs, goarch) if release else None
-    if release:
-        name = 'node_exporter-%s.linux-%s' % (inputs['version'], goarch)
-        install_dir = '%s/%s' % (inputs['install_dir'], inputs['version'])
-        binary = '%s/node_exporter' % install_dir
-        url = inputs['binary_url'].replace('{version}', inputs['version']).replace('{arch}', goarch)
-        service = 'node_exporter'
-    else:
-        name, install_dir, url = None, None, None
-        binary = platform['package_binary']
-        service = platform['package_service']
+    lay = layout(inputs, platform, arch)
+    release = lay['source'] == 'release'
+    checksum = _release_checksum(inputs, lay['goarch']) if release else None
     current = node.get('hashes') if isinstance(node.get('hashes'), dict) else {}
     web = web_config(inputs, current)
-    web_file = '%s/web-config.yml' % inputs['config_dir']
-    args = ['--web.listen-address=%s' % inputs['listen_address'],
-            '--collector.textfile.directory=%s' % inputs['textfile_dir']] + flags
-    if web:
-        args.append('--web.config.file=%s' % web_file)
-    args.extend(inputs.get('extra_args') or [])
-    host_part, port = address
-    scheme = 'https' if inputs.get('tls_cert_file') else 'http'
-    probe_host = host_part if host_part not in ('', '0.0.0.0', '::') else '127.0.0.1'
-    if ':' in probe_host:
-        probe_host = '[%s]' % probe_host
-    return {
+    web_file = lay['web_config_file']
+    url = lay['release']['url'] if release else None
+    result = {
         'errors': [],
-        'source': inputs['source'],
+        'source': lay['source'],
         'source_reason': ('upstream release %s, checksum-verified, from %s' % (inputs['version'], url)) if release
         else 'distribution package %s' % platform['package'],
-        'release': {'name': name, 'url': url, 'archive': '%s.tar.gz' % name if name else None,
-                    'sha256': checksum[0], 'checksum': checksum[1], 'install_dir': install_dir,
-                    'partial_dir': '%s.partial' % install_dir} if release else None,
-        'binary': binary,
-        'link': '/usr/local/bin/node_exporter' if release else None,
-        'service': service,
-        'unit_file': '/etc/systemd/system/%s.service' % service if release
-        else '/etc/systemd/system/%s.service.d/gpuops.conf' % service,
-        'exec_start': [('/usr/local/bin/node_exporter' if release else binary)] + args,
-        'exec_start_line': ' '.join(systemd_quote(a) for a in
-                                    [('/usr/local/bin/node_exporter' if release else binary)] + args),
+        'release': dict(lay['release'], sha256=checksum[0], checksum=checksum[1]) if release else None,
+        'binary': lay['binary'],
+        'link': lay['link'],
+        'service': lay['service'],
+        'unit_file': lay['unit_file'],
+        'unit_content': lay['unit_content'],
+        'exec_start': lay['exec_start'],
+        'exec_start_line': lay['exec_start_line'],
         'account': {'name': inputs['user'], 'group': inputs['group'], 'comment': ACCOUNT_COMMENT},
         'web_config': web,
         'web_config_file': web_file if web else None,
-        'listen': {'host': host_part, 'port': port},
-        'verify': {'url': '%s://%s:%d/metrics' % (scheme, probe_host, port), 'scheme': scheme,
-                   'basic_auth': bool(inputs.get('basic_auth_users')),
-                   'user': (sorted(inputs.get('basic_auth_users') or {}) or [None])[0]},
+        'web_config_content': web_config_text(web) if web else None,
+        'listen': lay['listen'],
+        'verify': lay['verify'],
     }
+    result.update(fast_path(result, inputs, node))
+    return result

@@ -3,6 +3,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the node_exporter role reads on the host before it decides (target side, Python 3.8).
 
+``state(lay, ...)``: the converged fast path's read - whether the files, directories, unit,
+release and textfile the role manages already are what it would write (``core/files.py``),
+the unit's enabled/active state, and one scrape of /metrics as verify makes it (the pure
+comparison is ``node_exporter.fast_path``).
+
 ``read(user, web_config, status, tls)``: the passwd entry of the service account (or None), the
 bcrypt hashes of the web configuration (kept while they verify their password), the role's last
 status record, and for each TLS file whether it exists and which PEM block it holds. Reads only,
@@ -15,10 +20,15 @@ __metaclass__ = type
 
 import base64
 import binascii
+import grp
 import json
 import os
 import pwd
 import re
+import stat
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import gpu_textfile
 
 # Header and base64 body of one PEM block.
 _PEM = re.compile(r'-----BEGIN ([A-Z0-9 ]+)-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END \1-----')
@@ -87,3 +97,90 @@ def read(user, web_config, status, tls, getpwnam=pwd.getpwnam):
             'hashes': hashes(_read(web_config)) if web_config else {},
             'status': previous if isinstance(previous, dict) else None,
             'files': files}
+
+
+# systemctl show's properties the fast path reads.
+SERVICE_PROPERTIES = ('UnitFileState', 'ActiveState', 'NeedDaemonReload')
+_GPUS_LINE = re.compile(r'^gpuops_gpus_on_pci (\d+)$', re.M)
+
+
+def gid_of(group, getgrnam=grp.getgrnam):
+    """The gid of ``group``, or None."""
+    try:
+        return getgrnam(group).gr_gid
+    except KeyError:
+        return None
+
+
+def parse_show(text):
+    """``{property: value}`` of ``systemctl show -p A -p B`` output (KEY=VALUE lines)."""
+    out = {}
+    for line in (text or '').splitlines():
+        key, sep, value = line.partition('=')
+        if sep and key in SERVICE_PROPERTIES:
+            out[key] = value
+    return out
+
+
+def parse_scrape(body):
+    """``(build_info, gpus_on_pci)`` of a /metrics page."""
+    match = _GPUS_LINE.search(body or '')
+    return ('node_exporter_build_info' in (body or '')), (int(match.group(1)) if match else None)
+
+
+def _web_config_state(path, gid, uid):
+    """``{exists, attributes, content}``: whether the file is a regular file root:<group> 0640, and
+    its text (bcrypt hashes and TLS paths only; compared on the controller, never shown)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return {'exists': False, 'attributes': False, 'content': None}
+    attributes = (stat.S_ISREG(info.st_mode) and (info.st_mode & 0o7777) == 0o640 and info.st_uid == uid
+                  and gid is not None and info.st_gid == gid)
+    return {'exists': True, 'attributes': attributes, 'content': _read(path) if attributes else None}
+
+
+def state(lay, gpu, plan, textfile_wanted, reboot_marker, os_tuning_status_file, show=None, scrape=None,
+          getgrnam=grp.getgrnam, root=(0, 0)):
+    """What the fast path compares, read on the host (see the module docstring).
+
+    ``lay``: node_exporter.layout(); ``gpu``, ``plan``: the facts the textfile carries;
+    ``show(service)``: systemctl show's text; ``scrape(url, authenticated)``: ``(status, body)``;
+    ``root``: (uid, gid) of the owner of the role's files (root; another user in the unit tests).
+    """
+    uid, root_gid = root
+    gid = gid_of(lay['account_group'], getgrnam)
+    directories = dict((d, gid is not None and directory_current(d, 0o755, uid, gid)) for d in lay['directories'])
+    out = {'gid': gid, 'directories': directories,
+           'web_config': _web_config_state(lay['web_config_file'], gid, uid),
+           'dropin_dir': directory_current(os.path.dirname(lay['unit_file']), 0o755, uid, root_gid)
+           if lay['source'] == 'package' else None,
+           'unit_file': file_current(lay['unit_file'], lay['unit_content'], 0o644, uid, root_gid),
+           'release': None}
+    if lay['source'] == 'release':
+        link = lay['link']
+        out['release'] = {'binary': os.path.isfile(lay['binary']) and os.access(lay['binary'], os.X_OK),
+                          'link': os.path.islink(link) and os.readlink(link) == lay['binary'],
+                          'checksum': (_read(lay['release']['checksum_file']) or '').strip() or None}
+    if textfile_wanted:
+        status = None
+        status_text = _read(os_tuning_status_file)
+        if status_text:
+            try:
+                status = json.loads(status_text)
+            except ValueError:
+                status = None
+        content = gpu_textfile.render(gpu, plan, _read(reboot_marker), status)
+        count = gpu_textfile.samples(gpu, plan, None, None)[0][2]
+        out['textfile'] = {'current': file_current(lay['textfile'], content, 0o644, uid, root_gid), 'gpus_on_pci': count}
+    else:
+        out['textfile'] = {'current': not os.path.lexists(lay['textfile']), 'gpus_on_pci': None}
+    out['service'] = parse_show(show(lay['service'])) if show else {}
+    out['scrape'] = {'status': None, 'build_info': False, 'gpus_on_pci': None, 'anonymous_status': None}
+    if scrape and out['service'].get('ActiveState') == 'active':
+        code, body = scrape(lay['verify']['url'], True)
+        build_info, gpus = parse_scrape(body)
+        out['scrape'].update(status=code, build_info=build_info, gpus_on_pci=gpus)
+        if lay['verify']['basic_auth']:
+            out['scrape']['anonymous_status'] = scrape(lay['verify']['url'], False)[0]
+    return out

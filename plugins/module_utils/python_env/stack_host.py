@@ -15,15 +15,24 @@ __metaclass__ = type
 
 import json
 import os
+import re
 import shutil
+import stat
 import time
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack as ps
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import stack_fast_path as sf
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import indexes as ix
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env as ne
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import stack_status as st
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.python_stack_verify import argv as verify_argv
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.python_stack_verify import parse as _parse_verify
+
+
+# A distribution package name (dpkg or rpm), the whole value: it reaches dpkg-query's or rpm's command line.
+_PACKAGE_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9.+_-]*')
 
 
 def _read_marker(path):
@@ -123,10 +132,94 @@ def do_plan(module):
     rc_text = ps.condarc(inputs.get('conda_channels', []), inputs.get('conda_mirrors') or {},
                          (cache + '/conda-pkgs') if cache else context['conda_prefix'] + '/pkgs',
                          context['conda_prefix'] + '/envs')
-    module.exit_json(changed=False, environments=resolved, env_defaults=defaults, cuda_version=cuda, condarc=rc_text,
-                     uv_index_args=ix.index_args(inputs.get('pip_index_url', '')),
-                     profile=ne.render_profile(defaults, links, conda), env_file=ne.render_env_file(defaults),
-                     backends=sorted(set(r['backend'] for r in resolved if r['state'] == 'present')))
+    plan = dict(environments=resolved, env_defaults=defaults, cuda_version=cuda, condarc=rc_text,
+                uv_index_args=ix.index_args(inputs.get('pip_index_url', '')),
+                uv_requirement=sf.uv_requirement(inputs.get('uv_version'), inputs.get('uv_sha256')),
+                profile=ne.render_profile(defaults, links, conda), env_file=ne.render_env_file(defaults),
+                backends=sorted(set(r['backend'] for r in resolved if r['state'] == 'present')),
+                expect_gpu=bool(gpu.get('gpu_count')) and (gpu.get('driver') or {}).get('loaded') is True)
+    plan['current'] = read_current(module, inputs, plan)
+    verify = bool(inputs.get('verify', True))
+    previous = _read_json(inputs.get('status_file'))
+    for res in resolved:
+        res['kernel_current'] = _kernel_current(inputs, res) if res['action'] == 'none' else None
+        res['previous_verification'] = sf.previous_verification(res, previous, plan['expect_gpu'], verify)
+        res['verify_now'] = bool(verify and res['verify'] and res['state'] == 'present' and res['action'] != 'leave'
+                                 and res['previous_verification'] is None)
+    plan.update(sf.fast_path(plan['current'], resolved, verify))
+    module.exit_json(changed=False, **plan)
+
+
+def _read_json(path):
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+        return data if isinstance(data, dict) else None
+    except (IOError, OSError, ValueError, TypeError):
+        return None
+
+
+def _kernel_current(inputs, res):
+    """None without a Jupyter kernel, else whether its kernel.json is what converge writes."""
+    if not res.get('jupyter_kernel'):
+        return None
+    path = os.path.join(inputs.get('kernel_dir') or '/usr/local/share/jupyter/kernels', 'gpuops-' + res['name'],
+                        'kernel.json')
+    return file_current(path, ps.kernel_spec(res))
+
+
+def _packages_installed(module, names):
+    """Whether every distribution package in ``names`` is installed (dpkg, else rpm)."""
+    dpkg = module.get_bin_path('dpkg-query')
+    if dpkg:
+        out = module.run_command([dpkg, '-W', '-f', apt_sources.DPKG_QUERY_FORMAT] + list(names))[1]
+        rows = apt_sources.parse_dpkg_query(out, list(names))
+        return all((rows.get(n) or {}).get('version') for n in names)
+    rpm = module.get_bin_path('rpm')
+    return bool(rpm) and module.run_command([rpm, '-q'] + list(names))[0] == 0
+
+
+def _text_current(path, content, mode=0o644):
+    """file_current, where an empty ``content`` is an empty file (the environment file of a host
+    without framework defaults), not a file to remove."""
+    if content:
+        return file_current(path, content, mode)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0 and (info.st_mode & 0o7777) == mode \
+        and info.st_uid == 0 and info.st_gid == 0
+
+
+def read_current(module, inputs, plan):
+    """Whether each thing the role's install and configure steps manage already is what they
+    would leave (True/False; None where the host does not need it): stack_fast_path.CHECKS."""
+    home = module.params['home']
+    backends = plan['backends']
+    venv = 'venv' in backends
+    conda_prefix = inputs.get('conda_prefix', '/opt/conda')
+    dirs = [home, inputs.get('prefix', '/opt/gpuops/envs')] + ([inputs['cache_dir']] if inputs.get('cache_dir') else [])
+    names = list(module.params['os_packages'] or [])
+    bad = [n for n in names if not _PACKAGE_RE.fullmatch(n)]
+    if bad:
+        module.fail_json(msg='os_packages: %s is not a package name' % ', '.join(bad))
+    uv_version = inputs.get('uv_version')
+    env_file = inputs.get('env_file') or ''
+    return {
+        'os_packages': (_packages_installed(module, names) if names else True) if venv else None,
+        'directories': all(directory_current(d) for d in dirs) if backends else None,
+        'uv': (file_current(os.path.join(home, 'uv-requirements.txt'), plan['uv_requirement'])
+               and os.path.isdir(os.path.join(home, 'uv', 'uv-%s.dist-info' % uv_version)))
+        if venv and inputs.get('installer') == 'uv' else None,
+        'conda': (os.path.isfile(os.path.join(home, 'conda-installer.sh'))
+                  and os.path.isfile(os.path.join(conda_prefix, 'bin', 'conda'))
+                  and file_current(os.path.join(conda_prefix, '.condarc'), plan['condarc']))
+        if 'conda' in backends else None,
+        'profile': _text_current(inputs.get('profile_file') or '', plan['profile']),
+        'env_file_dir': directory_current(os.path.dirname(env_file)),
+        'env_file': _text_current(env_file, plan['env_file']),
+    }
 
 
 def _write(path, text, mode=0o644):

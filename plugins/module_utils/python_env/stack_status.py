@@ -105,7 +105,9 @@ def status(plan, verified, verify_enabled):
             record['left_alone'] = {'path': env['link'], 'reason': env.get('reason')}
             record['verification'] = {'ok': None, 'summary': 'not verified: left alone (%s)' % env['link']}
         elif env['state'] == 'present':
-            ver = by_name.get(env['name'])
+            # Not verified again in this run: the record of the last verification of this very build
+            # (stack_fast_path.previous_verification), so that a no-op run records the same.
+            ver = by_name.get(env['name']) or env.get('previous_verification')
             if ver:
                 record['verification'] = stable_verification(ver)
             else:
