@@ -8,6 +8,8 @@
 - ``quote_arg()``: one argument of an ``Exec*=`` line, specifiers (``%``) and variables (``$``)
   escaped, double-quoted when it holds anything but safe characters. A control character is
   refused (ValueError) here too, so no caller can write one into a unit by forgetting a check.
+- ``parse_unit_states()``: the output of one ``systemctl show -p Id,... UNIT...`` read of several
+  units (the converged fast path of os_tuning and nvidia_driver).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -90,3 +92,14 @@ def owned_path_error(value, variable):
     if why.startswith('is '):
         return '%s: %s %s' % (variable, value, why)
     return '%s: %r %s' % (variable, value, why)
+
+
+def parse_unit_states(text):
+    """``systemctl show -p Id,... UNIT...`` output (one block per unit, blank-line separated):
+    {Id: {property: value}}; blocks without an Id are dropped."""
+    states = {}
+    for block in (text or '').strip().split('\n\n'):
+        props = dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
+        if props.get('Id'):
+            states[props['Id']] = props
+    return states

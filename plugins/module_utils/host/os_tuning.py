@@ -679,15 +679,6 @@ def converged(decisions, unit_states, unattended_current=True):
     return {'converged': not reasons, 'reasons': reasons}
 
 
-def parse_unit_states(text):
-    """``systemctl show -p Id,UnitFileState,ActiveState UNIT...`` output: {Id: {property: value}}."""
-    states = {}
-    for block in (text or '').strip().split('\n\n'):
-        props = dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
-        if props.get('Id'):
-            states[props['Id']] = props
-    return states
-
 
 def dnf_automatic_current(text, globs):
     """Whether [base] exclude of dnf-automatic's file (``text``, None when absent) is what the

@@ -18,6 +18,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
 
 C_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
@@ -71,7 +72,7 @@ class HostReader(object):
                                              + names, environ_update=C_ENV)
         except (IOError, OSError):
             return {}
-        return os_tuning.parse_unit_states(out) if rc == 0 else {}
+        return parse_unit_states(out) if rc == 0 else {}
 
     def sysctl_live(self, keys):
         values = {}

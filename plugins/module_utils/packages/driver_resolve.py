@@ -16,6 +16,7 @@ __metaclass__ = type
 import os
 import shutil
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources as sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_host as dh
@@ -338,15 +339,6 @@ def unit_states(host, names):
                               + [name + '.service' for name in names], check=False)
     return parse_unit_states(out) if rc == 0 else {}
 
-
-def parse_unit_states(text):
-    """``systemctl show -p Id,... UNIT...`` output: {Id: {property: value}}."""
-    states = {}
-    for block in (text or '').strip().split('\n\n'):
-        props = dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
-        if props.get('Id'):
-            states[props['Id']] = props
-    return states
 
 
 def fast_path(p, host, state):

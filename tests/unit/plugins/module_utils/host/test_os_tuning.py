@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 
 HERE = os.path.dirname(os.path.dirname(__file__))
 ROLE = os.path.join(HERE, "..", "..", "..", "..", "roles", "os_tuning")
@@ -170,7 +171,7 @@ def test_converged_table(case):
 def test_unit_states_parse_systemctl_show():
     text = ("Id=gpuops-thp.service\nActiveState=active\nUnitFileState=enabled\n\n"
             "Id=gpuops-cpufreq.service\nActiveState=inactive\nUnitFileState=disabled\n")
-    assert os_tuning.parse_unit_states(text) == {
+    assert parse_unit_states(text) == {
         "gpuops-thp.service": {"Id": "gpuops-thp.service", "ActiveState": "active", "UnitFileState": "enabled"},
         "gpuops-cpufreq.service": {"Id": "gpuops-cpufreq.service", "ActiveState": "inactive",
                                    "UnitFileState": "disabled"}}

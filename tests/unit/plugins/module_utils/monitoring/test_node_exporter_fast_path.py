@@ -212,8 +212,10 @@ def test_state_sees_another_owner(tmp_path):
     _converge(tmp_path, lay)
     state = _state(tmp_path, lay, getgrnam=lambda name: GR(ROOT[1] + 1))
     assert not any(state["directories"].values())
+
     def no_group(name):
         raise KeyError(name)
+
     missing = _state(tmp_path, lay, getgrnam=no_group)
     assert missing["gid"] is None and not any(missing["directories"].values())
 
