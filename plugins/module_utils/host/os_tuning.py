@@ -679,7 +679,6 @@ def converged(decisions, unit_states, unattended_current=True):
     return {'converged': not reasons, 'reasons': reasons}
 
 
-
 def dnf_automatic_current(text, globs):
     """Whether [base] exclude of dnf-automatic's file (``text``, None when absent) is what the
     role's ini_file task leaves: ``globs`` joined by spaces, or no exclude option without globs."""

@@ -340,7 +340,6 @@ def unit_states(host, names):
     return parse_unit_states(out) if rc == 0 else {}
 
 
-
 def fast_path(p, host, state):
     """``action=resolve``, after the files were marked current: whether the role's change phases
     (repository, install, configure, verify) would change nothing (``converged``). Where the
