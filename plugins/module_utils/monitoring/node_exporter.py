@@ -24,6 +24,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter_fast_path import ACCOUNT_COMMENT, fast_path
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import (
     control_error, owned_path_error, quote_arg as systemd_quote)
 
@@ -54,9 +55,6 @@ _VERSION = re.compile(r'\d+\.\d+\.\d+')
 _SHA256 = re.compile(r'[0-9a-f]{64}')
 _URL = re.compile(r'(https?|file)://[^\s\x00-\x1f\x7f]+')
 
-# The GECOS comment of the account the role creates: an existing account without it (root,
-# www-data, nobody) is never taken over (its shell, home and group rewritten).
-ACCOUNT_COMMENT = 'gpuops.dlserver node_exporter'
 DEFAULT_CHECKSUMS_URL = 'https://github.com/prometheus/node_exporter/releases/download/v{version}/sha256sums.txt'
 # sha256 of upstream's release tarballs, from the release's sha256sums.txt (v1.9.1), so the
 # default install does not take its checksum from the origin that serves the tarball.
@@ -426,70 +424,6 @@ def layout(inputs, platform, arch):
                    'basic_auth': bool(inputs.get('basic_auth_users')),
                    'user': (sorted(inputs.get('basic_auth_users') or {}) or [None])[0]},
     }
-
-
-# systemctl is-enabled answers 0 (enabled) for these unit file states.
-ENABLED_STATES = ('enabled', 'enabled-runtime', 'static', 'alias', 'indirect', 'generated', 'transient')
-
-
-def fast_path(decision, inputs, node):
-    """``{converged, drift}``: whether the host already is what the role's install, configure,
-    textfile and verify steps would leave (``converged``: the role skips them all), and the
-    names of what is not (``drift``, in step order). ``node`` is node_exporter_host's read; its
-    ``state`` (the files, units, account and a scrape, read on the host) is compared here with
-    what ``decision`` (decide()'s result) would write. No state read: not converged."""
-    state = (node or {}).get('state')
-    if not isinstance(state, dict) or state.get('error'):
-        return {'converged': False, 'drift': ['host state not read']}
-    drift = []
-    release = decision['source'] == 'release'
-    if release:
-        rel = state.get('release') or {}
-        if not rel.get('binary'):
-            drift.append('release binary %s' % decision['binary'])
-        if not rel.get('link'):
-            drift.append('link %s' % decision['link'])
-        # The checksum the installed release was verified with (written after the download's check):
-        # another node_exporter_sha256 or checksums URL is verified again, by the download.
-        if rel.get('checksum') != decision['release']['checksum']:
-            drift.append('release checksum')
-    elif not ((node.get('package') or {}).get('version')):
-        drift.append('package')
-    gid = state.get('gid')
-    if gid is None:
-        drift.append('group %s' % inputs['group'])
-    acct = node.get('account') or {}
-    if not (acct and acct.get('gid') == gid and gid is not None and acct.get('gecos') == ACCOUNT_COMMENT
-            and acct.get('home') == '/nonexistent' and acct.get('shell') == '/usr/sbin/nologin'):
-        drift.append('user %s' % inputs['user'])
-    dirs = state.get('directories') or {}
-    drift.extend('directory %s' % d for d in (inputs['config_dir'], inputs['textfile_dir']) if not dirs.get(d))
-    web = state.get('web_config') or {}
-    if decision['web_config'] is None:
-        if web.get('exists', True):
-            drift.append('web configuration (to remove)')
-    elif not (web.get('attributes') and web.get('content') == decision['web_config_content']):
-        drift.append('web configuration')
-    if not release and not state.get('dropin_dir'):
-        drift.append('drop-in directory')
-    if not state.get('unit_file'):
-        drift.append('unit %s' % decision['unit_file'])
-    service = state.get('service') or {}
-    if (service.get('UnitFileState') not in ENABLED_STATES or service.get('ActiveState') != 'active'
-            or service.get('NeedDaemonReload') != 'no'):
-        drift.append('service %s (%s, %s, reload needed: %s)' % (
-            decision['service'], service.get('UnitFileState'), service.get('ActiveState'),
-            service.get('NeedDaemonReload')))
-    textfile = state.get('textfile') or {}
-    if not textfile.get('current'):
-        drift.append('textfile')
-    scrape = state.get('scrape') or {}
-    verified = (scrape.get('status') == 200 and scrape.get('build_info')
-                and (not inputs.get('gpu_textfile') or scrape.get('gpus_on_pci') == textfile.get('gpus_on_pci'))
-                and (not decision['verify']['basic_auth'] or scrape.get('anonymous_status') == 401))
-    if not verified:
-        drift.append('scrape of %s' % decision['verify']['url'])
-    return {'converged': not drift, 'drift': drift}
 
 
 def decide(inputs, platform, host, arch, node=None):

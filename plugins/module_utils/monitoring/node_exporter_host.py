@@ -101,7 +101,7 @@ def read(user, web_config, status, tls, getpwnam=pwd.getpwnam):
 
 # systemctl show's properties the fast path reads.
 SERVICE_PROPERTIES = ('UnitFileState', 'ActiveState', 'NeedDaemonReload')
-_GPUS_LINE = re.compile(r'^gpuops_gpus_on_pci (\d+)$', re.M)
+_GPUS_LINE = re.compile(r'^gpuops_gpus_on_pci (\d+)(?=\n|\Z)', re.M)
 
 
 def gid_of(group, getgrnam=grp.getgrnam):

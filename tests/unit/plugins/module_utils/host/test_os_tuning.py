@@ -5,7 +5,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning, os_tuning_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 
 HERE = os.path.dirname(os.path.dirname(__file__))
@@ -118,7 +118,7 @@ FILE_NAMES = {"sysctl": "sysctl.conf", "limits": "limits.conf", "systemd_limits"
               "cpufreq_unit": "gpuops-cpufreq.service", "grub_dropin": "grub.cfg", "unattended": "unattended-upgrades"}
 
 
-@pytest.mark.parametrize("case,key", [(c, k) for c in sorted(FILE_CASES) for k in os_tuning.FILE_KEYS])
+@pytest.mark.parametrize("case,key", [(c, k) for c in sorted(FILE_CASES) for k in os_tuning_files.FILE_KEYS])
 def test_render_is_byte_for_byte_what_the_templates_wrote(case, key):
     spec = FILE_CASES[case]
     inputs = spec["inputs"]
@@ -126,7 +126,7 @@ def test_render_is_byte_for_byte_what_the_templates_wrote(case, key):
                  "limits": {"entries": inputs["limits"] + inputs["limits_extra"]},
                  "unattended": {"patterns": spec["patterns"]}}
     with open(os.path.join(FILES_DIR, case, FILE_NAMES[key])) as handle:
-        assert os_tuning.render(key, inputs, decisions) == handle.read()
+        assert os_tuning_files.render(key, inputs, decisions) == handle.read()
 
 
 def test_decide_gives_each_file_to_write_its_text():
