@@ -12,7 +12,7 @@ import re
 import pytest
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit
-from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # A call of re.match / re.compile / re.search whose (raw) string literal ends in $ before its quote.
@@ -76,12 +76,12 @@ OS_TUNING_NEWLINE = [
 
 
 def test_os_tuning_base_is_clean():
-    assert os_tuning.problems(dict(OS_TUNING_BASE)) == []
+    assert os_tuning_inputs.problems(dict(OS_TUNING_BASE)) == []
 
 
 @pytest.mark.parametrize("name,override", OS_TUNING_NEWLINE, ids=[c[0] for c in OS_TUNING_NEWLINE])
 def test_os_tuning_refuses_a_trailing_newline(name, override):
-    assert os_tuning.problems(dict(OS_TUNING_BASE, **override)), name
+    assert os_tuning_inputs.problems(dict(OS_TUNING_BASE, **override)), name
 
 
 CTK_BASE = {

@@ -19,7 +19,7 @@ import os
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
-from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning, os_tuning_inputs
 
 C_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 REQUIRED_INPUTS = ('apply_live', 'sysctl_file', 'limits_file', 'systemd_limits_file', 'status_file',
@@ -138,7 +138,7 @@ def check_params(inputs, platform):
                         % ', '.join(missing))
     if platform['cmdline_backend'] == 'grub_dropin' and not platform.get('grub_dropin'):
         raise HostError('os_tuning_facts: platform.grub_dropin is required with the grub_dropin backend')
-    problems = os_tuning.problems(inputs)
+    problems = os_tuning_inputs.problems(inputs)
     if problems:
         raise HostError('gpuops.dlserver.os_tuning: bad input, nothing was changed: %s.' % '; '.join(problems),
                         problems=problems)

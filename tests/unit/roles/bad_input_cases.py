@@ -15,7 +15,7 @@ import yaml
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit as cuda_toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit
-from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, node_exporter, prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo
@@ -139,7 +139,7 @@ VALIDATORS = {
     "node_exporter": _node_exporter,
     "nvidia_container_toolkit": container_toolkit.input_problems,
     "nvidia_driver": nvidia_repo.input_problems,
-    "os_tuning": os_tuning.problems,
+    "os_tuning": os_tuning_inputs.problems,
     "prometheus": prometheus_config.check_inputs,
     "python_stack": _python_stack,
     "volcano": volcano.input_errors,

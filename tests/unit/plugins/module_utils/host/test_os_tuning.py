@@ -5,7 +5,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning, os_tuning_files
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning, os_tuning_files, os_tuning_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 
 HERE = os.path.dirname(os.path.dirname(__file__))
@@ -45,7 +45,7 @@ SIMULATIONS = _load("os_tuning_apt_simulation.yml")
 def test_problems_table(case):
     inputs = _defaults()
     inputs.update(copy.deepcopy(case["set"]))
-    found = os_tuning.problems(inputs)
+    found = os_tuning_inputs.problems(inputs)
     assert len(found) == case["count"], found
     for needle in case.get("problems", []):
         assert any(needle in problem for problem in found), (needle, found)
@@ -55,7 +55,7 @@ def test_problems_table(case):
 def test_decisions_table(case):
     inputs = _defaults()
     inputs.update(copy.deepcopy(case.get("set", {})))
-    assert os_tuning.problems(inputs) == []
+    assert os_tuning_inputs.problems(inputs) == []
     context = {"in_container": False, "virtualization_type": "kvm", "virtualization_role": "host",
                "driver_required": False, "kernel": "6.1.0-18-amd64", "check_mode": False}
     context.update(case.get("context", {}))
