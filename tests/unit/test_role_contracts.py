@@ -145,6 +145,10 @@ def test_every_role_of_site_is_included_with_its_name_as_tag():
                 # is every role's (common/tasks/gpu.yml then evaluates one skipped include)
                 assert (task.get("vars") or {}).get("__common_plan_current") is True, \
                     "%s: %s does not pass __common_plan_current" % (name, task.get("name"))
+                # host_plan (first play) and role_inputs (each role's first task) check the
+                # variables by the argument spec: Ansible's own check would be one more task
+                assert args.get("rolespec_validate") is False, \
+                    "%s: %s lets Ansible check the argument spec a third time" % (name, task.get("name"))
 
 
 def _list(*args):
