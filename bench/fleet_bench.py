@@ -468,7 +468,8 @@ def timed_run(config, inventory_path, nodes, log_path, timeout):
         return None
     summary = fleet_report.run_summary(counts, res["wall_s"], res["cpu_s"], res["rc"], res["counts"].get("recap"))
     summary.update({"rc": res["rc"], "log": res["log"], "cpu_s_mux_masters": res["cpu_s_mux_masters"],
-                    "load_1m": res["load_1m"], "slowest_tasks": res["counts"].get("slowest_tasks", [])})
+                    "load_1m": res["load_1m"], "slowest_tasks": res["counts"].get("slowest_tasks", []),
+                    "costliest_tasks": res["counts"].get("costliest_tasks", [])})
     log("%s: %.1f s wall, %.1f s CPU, %d tasks/host executed, %d skipped, load %.1f%s"
         % (name, summary["wall_s"], summary["cpu_s"], summary["executed_per_host"], summary["skipped_per_host"],
            max(summary["load_1m"]), "" if summary["noop"] else " -- " + "; ".join(summary["problems"])))

@@ -21,7 +21,10 @@ description:
     (C(set_fact), C(debug), C(assert), C(set_stats), ...), so no round trip to the host.
   - With these rules C(executed) + C(includes) is the recap's C(ok) plus its C(failures),
     and C(skipped) is the recap's C(skipped); the recap is written beside the counts.
-  - C(slowest_tasks) lists the tasks that took the longest wall time (all hosts together).
+  - C(slowest_tasks) lists the tasks that took the longest wall time (all hosts together);
+    C(costliest_tasks) the tasks that used the most controller CPU (user and system seconds of
+    C(ansible-playbook) and of the workers and SSH clients it reaped while the task ran, all
+    hosts together), which shows where an added host's CPU goes.
   - Lives under C(bench/callback_plugins); enable it with C(ANSIBLE_CALLBACK_PLUGINS) and
     C(ANSIBLE_CALLBACKS_ENABLED=fleet_bench_tasks).
 requirements:
@@ -30,6 +33,7 @@ requirements:
 
 import json
 import os
+import resource
 import time
 
 from ansible.plugins.callback import CallbackBase
@@ -40,6 +44,12 @@ CONTROLLER_ACTIONS = frozenset((
     "set_fact", "debug", "assert", "fail", "set_stats", "meta", "add_host", "group_by",
     "validate_argument_spec", "pause", "import_role", "import_tasks",
 ))
+
+
+def controller_cpu():
+    """User and system CPU seconds of this process and of the children it has reaped."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def short_action(action):
@@ -59,15 +69,26 @@ class CallbackModule(CallbackBase):
         self.task_times = []
         self._current = None
 
-    def _task_started(self, name, now=None):
+    def _task_started(self, name, now=None, cpu=None):
         now = time.time() if now is None else now
+        cpu = controller_cpu() if cpu is None else cpu
         if self._current is not None:
-            self.task_times.append((self._current[0], now - self._current[1]))
-        self._current = (name, now) if name is not None else None
+            self.task_times.append((self._current[0], now - self._current[1], cpu - self._current[2]))
+        self._current = (name, now, cpu) if name is not None else None
 
     def slowest(self, count=10):
         ordered = sorted(self.task_times, key=lambda item: -item[1])[:count]
-        return [{"task": name, "wall_s": round(seconds, 2)} for name, seconds in ordered]
+        return [{"task": item[0], "wall_s": round(item[1], 2)} for item in ordered]
+
+    def costliest(self, count=15):
+        """The task names that used the most controller CPU, each name's runs added up."""
+        totals = {}
+        for item in self.task_times:
+            entry = totals.setdefault(item[0], [0.0, 0])
+            entry[0] += item[2]
+            entry[1] += 1
+        ordered = sorted(totals.items(), key=lambda kv: -kv[1][0])[:count]
+        return [{"task": name, "cpu_s": round(cpu, 2), "runs": runs} for name, (cpu, runs) in ordered]
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._task_started(task.get_name())
@@ -115,5 +136,6 @@ class CallbackModule(CallbackBase):
             return
         recap = dict((host, stats.summarize(host)) for host in sorted(stats.processed))
         with open(path, "w") as handle:
-            json.dump({"hosts": self.hosts, "recap": recap, "slowest_tasks": self.slowest()},
+            json.dump({"hosts": self.hosts, "recap": recap, "slowest_tasks": self.slowest(),
+                       "costliest_tasks": self.costliest()},
                       handle, indent=1, sort_keys=True)

@@ -2,6 +2,8 @@
 import importlib.util
 import json
 import os
+import sys
+import time
 
 import pytest
 
@@ -13,6 +15,7 @@ CALLBACK = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "
 def callback():
     spec = importlib.util.spec_from_file_location("fleet_bench_tasks", CALLBACK)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod.CallbackModule()
 
@@ -101,6 +104,23 @@ def test_slowest_tasks(callback):
         callback._task_started(name, now)  # pylint: disable=protected-access
     callback._task_started(None, 8.0)  # pylint: disable=protected-access
     assert callback.slowest(2) == [{"task": "b", "wall_s": 5.0}, {"task": "c", "wall_s": 2.0}]
+
+
+def test_costliest_tasks_add_up_each_name(callback):
+    """CPU between one task start and the next is the earlier task's; runs of one name add up."""
+    for name, cpu in (("a", 10.0), ("b", 10.5), ("a", 12.5), ("c", 13.0)):
+        callback._task_started(name, 0.0, cpu)  # pylint: disable=protected-access
+    callback._task_started(None, 0.0, 13.25)  # pylint: disable=protected-access
+    assert callback.costliest(2) == [{"task": "b", "cpu_s": 2.0, "runs": 1}, {"task": "a", "cpu_s": 1.0, "runs": 2}]
+
+
+def test_controller_cpu_grows_with_work(callback):
+    controller_cpu = sys.modules[type(callback).__module__].controller_cpu
+    before = controller_cpu()
+    deadline = time.time() + 0.2
+    while time.time() < deadline:
+        pass
+    assert controller_cpu() > before
 
 
 def test_task_start_events_are_timed(callback, monkeypatch):
