@@ -42,11 +42,30 @@ def load_spec(role, entry_point='main', roles_dir=ROLES_DIR):
     return _SPECS[key]
 
 
+def platform_var_files(vars_dir, facts):
+    """The platform files of a role's vars directory that apply to a host with ``facts``, in
+    the order they are read: <os_family>.yml, then the first present of <distribution>_<major>.yml
+    and <distribution>.yml; each once (on Debian the family file is the distribution file)."""
+    found = []
+    family = os.path.join(vars_dir, '%s.yml' % facts.get('os_family'))
+    if os.path.isfile(family):
+        found.append(family)
+    for name in ('%s_%s.yml' % (facts.get('distribution'), facts.get('distribution_major_version')),
+                 '%s.yml' % facts.get('distribution')):
+        path = os.path.join(vars_dir, name)
+        if os.path.isfile(path):
+            if path not in found:
+                found.append(path)
+            break
+    return found
+
+
 class ActionModule(ActionBase):
     """Publish ``__<role>``: every public variable of the role, converted by its argument spec."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('role', 'entry_point', 'fact', 'platforms', 'gather', 'container_types'))
+    _VALID_ARGS = frozenset(('role', 'entry_point', 'fact', 'platforms', 'gather', 'container_types',
+                             'platform_vars'))
     _requires_connection = False
 
     def _gather(self, task_vars, container_types):
@@ -67,6 +86,23 @@ class ActionModule(ActionBase):
         if 'gpuops_in_container' not in task_vars:
             new['gpuops_in_container'] = in_container(facts, container_types)
         return new, facts, None
+
+    def _platform_vars(self, role, facts, task_vars):
+        """The variables of the role's platform files, rendered: vars/<os_family>.yml, then the
+        first of vars/<distribution>_<major>.yml and vars/<distribution>.yml (a file named twice
+        is read once; a later file's top-level keys replace an earlier one's)."""
+        merged = {}
+        for path in platform_var_files(os.path.join(ROLES_DIR, role.lstrip('_'), 'vars'), facts):
+            try:
+                # the role's own files: their templates are trusted, as include_vars trusts them
+                data = self._loader.load_from_file(path, trusted_as_template=True)
+            except TypeError:  # ansible-core before 2.19 templates every string it loads
+                data = self._loader.load_from_file(path)
+            if not isinstance(data, dict):
+                raise AnsibleError('%s does not hold a mapping of variables' % path)
+            merged.update(data)
+        templar = self._templar.copy_with_new_env(available_variables=dict(task_vars, ansible_facts=facts))
+        return templar.template(merged)
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -111,6 +147,13 @@ class ActionModule(ActionBase):
                           msg='gpuops.dlserver.%s: bad input, nothing was changed: %s.'
                               % (role, '; '.join(exc.problems)))
             return result
+        if self._task.args.get('platform_vars'):
+            try:
+                gathered.update(self._platform_vars(role, facts, task_vars))
+            except AnsibleError as exc:
+                result.update(failed=True, msg='gpuops.dlserver.role_inputs: platform variables of %s: %s'
+                              % (role, exc))
+                return result
         gathered[fact] = converted
         result.update(changed=False, ansible_facts=gathered, _ansible_facts_cacheable=False)
         if any(isinstance(spec, dict) and spec.get('no_log') for spec in options.values()):

@@ -69,6 +69,17 @@ options:
     type: list
     elements: str
     version_added: 0.2.0
+  platform_vars:
+    description:
+      - Also publish the role's per-platform variables (as facts): C(vars/<os_family>.yml), then the
+        first present of C(vars/<distribution>_<major>.yml) and C(vars/<distribution>.yml), each file
+        once, a later file's top-level keys replacing an earlier one's. Their templates are rendered
+        here, with the host's facts.
+      - The collection's roles read their platform variables in this step (one task instead of an
+        C(include_vars) of their own on every run).
+    type: bool
+    default: false
+    version_added: 0.2.0
 attributes:
   action:
     support: full
@@ -102,7 +113,8 @@ RETURN = r"""
 ansible_facts:
   description:
     - The converted variables under the fact name; with O(gather), also the facts it gathered and
-      C(gpuops_in_container) where they were missing.
+      C(gpuops_in_container) where they were missing; with O(platform_vars), the role's platform
+      variables.
   returned: success
   type: dict
   sample: {"__os_tuning": {"reboot": false, "kernel_cmdline": ["iommu=pt"]}}
@@ -121,7 +133,8 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(role=dict(type='str', required=True), entry_point=dict(type='str', default='main'),
                            fact=dict(type='str'), platforms=dict(type='dict'), gather=dict(type='bool', default=False),
-                           container_types=dict(type='list', elements='str')),
+                           container_types=dict(type='list', elements='str'),
+                           platform_vars=dict(type='bool', default=False)),
         supports_check_mode=True,
     )
     module.fail_json(msg='gpuops.dlserver.role_inputs runs on the controller as an action plugin; '

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import platform_var_files
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 BIN = os.path.dirname(sys.executable)
 
@@ -68,3 +70,61 @@ def test_a_secret_variable_keeps_the_published_fact_out_of_the_output(run, tmp_p
     assert res.returncode == 0, res.stdout + res.stderr
     assert json.loads((tmp_path / "out.json").read_text()) == {"prometheus": "s3cr3t-value"}
     assert "s3cr3t-value" not in res.stdout.split("TASK [ansible.builtin.copy]")[0]
+
+
+# platform_vars: the files of a role's vars/ that apply to a host, in the order they are read.
+ROLES = os.path.join(REPO, "roles")
+
+
+@pytest.mark.parametrize("role,facts,files", [
+    ("nvidia_driver", {"os_family": "Debian", "distribution": "Debian", "distribution_major_version": "12"},
+     ["Debian.yml", "Debian_12.yml"]),
+    # Ubuntu: the family file, then Ubuntu.yml (no Ubuntu_24.yml)
+    ("nvidia_driver", {"os_family": "Debian", "distribution": "Ubuntu", "distribution_major_version": "24"},
+     ["Debian.yml", "Ubuntu.yml"]),
+    # Debian is its own family: Debian.yml once
+    ("os_tuning", {"os_family": "Debian", "distribution": "Debian", "distribution_major_version": "13"},
+     ["Debian.yml"]),
+    ("os_tuning", {"os_family": "RedHat", "distribution": "Rocky", "distribution_major_version": "9"},
+     ["RedHat.yml"]),
+    # no file for the platform: nothing (the platform check refuses such a host first)
+    ("os_tuning", {"os_family": "Suse", "distribution": "SLES", "distribution_major_version": "15"}, []),
+], ids=["debian12-specific", "ubuntu-distribution", "debian-once", "rocky-family", "none"])
+def test_platform_var_files(role, facts, files):
+    found = platform_var_files(os.path.join(ROLES, role, "vars"), facts)
+    assert [os.path.basename(path) for path in found] == files
+
+
+PLATFORM_PLAY = """- hosts: localhost
+  gather_facts: false
+  vars:
+    ansible_facts: {os_family: Debian, distribution: Debian, distribution_major_version: "12",
+                    distribution_version: "12.8"}
+  tasks:
+    - gpuops.dlserver.role_inputs:
+        role: %s
+        platform_vars: true
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ %s | to_json }}"
+"""
+
+
+def test_platform_vars_are_published_rendered_and_the_specific_file_wins(tmp_path, run_play):
+    res = run_play(tmp_path, PLATFORM_PLAY % ("nvidia_driver", "[__nvidia_driver_backend, __nvidia_driver_distro_branch]"),
+                   None)
+    assert res.returncode == 0, res.stdout + res.stderr
+    # Debian.yml (the family) and Debian_12.yml (the release) both read
+    assert json.loads((tmp_path / "out.json").read_text()) == ["apt", "535"]
+    res = run_play(tmp_path, PLATFORM_PLAY % ("node_exporter", "__node_exporter_platform.name"), None)
+    assert res.returncode == 0, res.stdout + res.stderr
+    # the template of the platform file rendered with the host's facts
+    assert json.loads((tmp_path / "out.json").read_text()) == "Debian 12"
+
+
+def test_without_platform_vars_nothing_of_vars_is_published(tmp_path, run_play):
+    play = PLATFORM_PLAY.replace("        platform_vars: true\n", "") % (
+        "nvidia_driver", "__nvidia_driver_backend | default('unset')")
+    res = run_play(tmp_path, play, None)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads((tmp_path / "out.json").read_text()) == "unset"
