@@ -130,6 +130,22 @@ def test_every_include_of_common_applies_tags():
     assert not missing, "include_role of common without apply: tags: %s" % missing
 
 
+def test_every_import_of_common_is_private_and_tagged_always():
+    """common's preflight, probe-and-plan and status steps are imported (static: no include to
+    evaluate per host and run): each import runs under every tag and keeps common's variables
+    to common's own tasks (public: false; an import would export them to the whole play)."""
+    wrong, found = [], 0
+    for path in _yaml_files(ROLES_DIR, PLAYBOOKS_DIR):
+        for task in _tasks(load(path)):
+            args = task.get("ansible.builtin.import_role")
+            if not (isinstance(args, dict) and args.get("name") == "gpuops.dlserver.common"):
+                continue
+            found += 1
+            if args.get("public") is not False or "always" not in (task.get("tags") or []):
+                wrong.append("%s: %s" % (os.path.relpath(path, REPO), task.get("name")))
+    assert found >= 20 and not wrong, wrong
+
+
 def test_every_role_of_site_is_included_with_its_name_as_tag():
     for name in ("site.yml", "monitoring.yml"):
         for play in load(os.path.join(PLAYBOOKS_DIR, name)):
