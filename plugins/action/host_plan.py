@@ -16,7 +16,7 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec, value_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.prometheus_config import target_address_error
@@ -68,6 +68,8 @@ class ActionModule(ActionBase):
                 inputs[role] = convert_inputs(options, values, '%s_' % role)
             except InputError as exc:
                 problems.extend(exc.problems)
+            else:
+                problems.extend(value_problems(role, inputs[role]))
         # the address this host publishes for Prometheus's file_sd targets (issue 19)
         problems.extend(e for e in [target_address_error((inputs.get('prometheus') or {}).get('target_address'))] if e)
         # the exporters' listen addresses this host publishes in its plan for Prometheus's targets:

@@ -18,6 +18,22 @@ from ansible.vars.clean import namespace_facts
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import in_container, missing_facts, platform_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.nvidia_repo import input_problems as driver_problems
+
+# The checks an argument spec cannot make (URLs, versions against branches, ranges), for the roles
+# whose first module call does not make them itself: each would cost a round trip to the host of
+# its own. This action and host_plan (site.yml's first play) run them on the controller, after
+# the conversion, so bad input fails on every host before any change.
+VALUE_CHECKS = {
+    'nvidia_driver': driver_problems,
+}
+
+
+def value_problems(role, inputs):
+    """The problems VALUE_CHECKS finds in ``role``'s converted ``inputs`` (each names its variable)."""
+    check = VALUE_CHECKS.get(role)
+    return check(inputs) if check else []
+
 
 ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles'))
 _SPECS = {}
@@ -142,6 +158,9 @@ class ActionModule(ActionBase):
             if problems:
                 raise InputError(problems)
             converted = convert_inputs(options, values, '%s_' % role.lstrip('_'))
+            problems = value_problems(role.lstrip('_'), converted) if entry_point == 'main' else []
+            if problems:
+                raise InputError(problems)
         except InputError as exc:
             result.update(failed=True, problems=exc.problems,
                           msg='gpuops.dlserver.%s: bad input, nothing was changed: %s.'

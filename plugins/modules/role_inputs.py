@@ -22,6 +22,9 @@ description:
   - A string, number or mapping where a list is expected, and anything but a mapping where a dict is
     expected, fails naming the variable (a string is never split into a list). C(null) is accepted only
     where the default is C(null) or the type is C(raw). Choices are checked after conversion.
+  - For C(nvidia_driver) it also runs the checks the argument spec cannot make (URLs, a version
+    against the branch, ranges, module and package names), on the controller, so that they cost
+    no round trip to the host of their own.
   - Runs on the controller and changes nothing on the host (with O(gather), it reads facts from it
     once). The fact is not cached.
 author:
@@ -71,7 +74,7 @@ options:
     version_added: 0.2.0
   platform_vars:
     description:
-      - Also publish the role's per-platform variables (as facts): C(vars/<os_family>.yml), then the
+      - Also publish the role's per-platform variables as facts, from C(vars/<os_family>.yml), then the
         first present of C(vars/<distribution>_<major>.yml) and C(vars/<distribution>.yml), each file
         once, a later file's top-level keys replacing an earlier one's. Their templates are rendered
         here, with the host's facts.

@@ -33,6 +33,18 @@ def test_a_bad_input_of_a_role_the_plan_skips_fails_naming_it(run, tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
+def test_the_driver_checks_the_spec_cannot_make_fail_on_every_host(run, tmp_path):
+    # a CPU-only host, where the plan installs no driver: a version of another branch and a URL
+    # that is none are still refused here (role_inputs' VALUE_CHECKS), before any change
+    res = run("plan_cpu_only.yml", "nvidia_driver_version=535.183.01", "nvidia_driver_branch=580",
+              "nvidia_driver_debian_mirror=ftp://mirror.example/debian")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "nvidia_driver_version 535.183.01 belongs to branch 535, not to nvidia_driver_branch 580" in out
+    assert 'nvidia_driver_debian_mirror must be an http(s):// or file:// URL (or ""), got "ftp://' in out
+    assert not (tmp_path / "out.json").exists()
+
+
 def test_the_plan_comes_from_the_typed_inputs(run, tmp_path):
     res = run("plan_cpu_only.yml", "nvidia_driver_force=true", "node_exporter_listen_address=:9111")
     assert res.returncode == 0, res.stdout + res.stderr

@@ -46,6 +46,21 @@ def test_a_string_for_a_list_fails_naming_the_variable(run, tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
+def test_the_driver_checks_the_spec_cannot_make_run_here(tmp_path, run_play):
+    """nvidia_driver's value checks (a newline in a path, a range) fail in this controller step,
+    naming the variable: the role makes no round trip of its own for them."""
+    play = PLAY.replace("role: os_tuning", "role: nvidia_driver").replace("__os_tuning", "__nvidia_driver")
+    res = run_play(tmp_path, play, None, json.dumps({"nvidia_driver_status_file": "/etc/gpuops/x.json\nExecStart=/bin/sh",
+                                                     "nvidia_driver_reboot_timeout": 5}))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "nvidia_driver_status_file must be an absolute file path" in out
+    assert "nvidia_driver_reboot_timeout must be between 60 and 86400 seconds, got 5" in out
+    assert not (tmp_path / "out.json").exists()
+    res = run_play(tmp_path, play, None)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 def test_json_extra_vars_keep_their_types(run, tmp_path):
     res = run(json.dumps({"os_tuning_kernel_cmdline": ["iommu=pt"], "os_tuning_reboot": True}))
     assert res.returncode == 0, res.stdout + res.stderr
