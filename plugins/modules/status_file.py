@@ -22,6 +22,13 @@ description:
     (root, 0755) when it is missing.
   - The JSON is the text C(to_nice_json(sort_keys=true)) gives, plus a newline
     (C(plugins/module_utils/core/status.py)).
+  - An action plugin runs first on the controller. The first call of a run for a host asks the
+    host (this module), which also returns the digest, mode and owner of every C(*.json) file in
+    the directories it wrote to. Later calls of the same run (same C(ansible-playbook) process)
+    whose files would get exactly those bytes and already have root's 0644 are answered on the
+    controller (RV(asked_host) false): a no-op run of C(playbooks/site.yml) asks each host once,
+    not once per role. The digests are kept in the fact C(__gpuops_status_files) with the run
+    they belong to; a later run does not trust them.
   - A plan that leaves the driver branch to the driver source (C(driver.branch.from) is
     C(source)) is not recorded; the C(gpuops.dlserver.nvidia_driver) role plans it again with the
     branches its source carries, and its status step records that plan.
@@ -29,7 +36,14 @@ author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 attributes:
+  action:
+    support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
   check_mode:
     support: full
   diff_mode:
@@ -71,6 +85,13 @@ written:
   type: list
   elements: str
   sample: [/etc/gpuops/node_exporter.json]
+asked_host:
+  description:
+    - Whether the host was asked (false when this run's digests showed that the files already hold
+      what would be written).
+  returned: always
+  type: bool
+  sample: false
 plan_recorded:
   description: Whether the plan on the host is the one given (written now or already there).
   returned: always
@@ -81,7 +102,7 @@ plan_recorded:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current, write_atomic
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current, file_states, write_atomic
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, plan_to_record, record_text
 
 FILE_MODE = 0o644
@@ -152,7 +173,11 @@ def main():
                 written.append(path)
     except (IOError, OSError) as exc:
         module.fail_json(msg='cannot write %s: %s' % (getattr(exc, 'filename', None) or 'the status file', exc))
-    module.exit_json(changed=bool(written), written=written, plan_recorded=plan is not None, diff=diffs)
+    # what the directories hold now: the action plugin answers the next status steps of this run
+    # from it, without a round trip, while they would write the same bytes
+    states = file_states(sorted(set(os.path.dirname(path) for path, _text in files)), mode=FILE_MODE)
+    module.exit_json(changed=bool(written), written=written, plan_recorded=plan is not None, diff=diffs,
+                     files=states, asked_host=True)
 
 
 if __name__ == '__main__':

@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import os
 import stat
 import tempfile
@@ -78,3 +79,36 @@ def directory_current(path, mode=0o755, uid=0, gid=0):
     except OSError:
         return False
     return stat.S_ISDIR(info.st_mode) and (info.st_mode & 0o7777) == mode and info.st_uid == uid and info.st_gid == gid
+
+
+def text_digest(text):
+    """The sha256 (hex) of ``text`` (str) as a file written with it holds (UTF-8)."""
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def file_states(directories, suffix='.json', limit=1 << 20, mode=0o644, uid=0, gid=0):
+    """{path: {sha256, attrs}} of every regular file (not a link) named ``*<suffix>`` of at most
+    ``limit`` bytes in ``directories``: its content's sha256 and whether its mode, owner and group
+    are ``mode``, ``uid`` and ``gid`` (what file_current checks besides the bytes). A missing or
+    unreadable directory or file is left out."""
+    found = {}
+    for directory in directories:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(directory, name)
+            if not name.endswith(suffix) or name.startswith('.'):
+                continue
+            try:
+                info = os.lstat(path)
+                if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                    continue
+                with open(path, 'rb') as handle:
+                    digest = hashlib.sha256(handle.read()).hexdigest()
+            except (IOError, OSError):
+                continue
+            found[path] = {'sha256': digest,
+                           'attrs': (info.st_mode & 0o7777) == mode and info.st_uid == uid and info.st_gid == gid}
+    return found

@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action gpuops.dlserver.status_file: ask the host once per run, answer the rest here.
+
+Every role of the collection ends with this step (common/tasks/status.yml), and site.yml's first
+play records the plan with it. The module writes a file only when its bytes or attributes
+differ, and returns the digest, mode and owner of every ``*.json`` file in the directories it
+wrote to. This action keeps those in the host fact ``__gpuops_status_files`` together with the
+run they were read in (the ``ansible-playbook`` process: its pid and start time), and answers a
+later call of the same run on the controller when every file it would write already holds
+those bytes with root's 0644. Any doubt (another run's digests, a value that is not plain
+JSON, a path with ``$`` or ``~``, a file not seen yet) asks the host.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import text_digest
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, plan_to_record, record_text
+
+FACT = '__gpuops_status_files'
+PLAN_PATH = '/etc/gpuops/plan.json'
+
+
+def run_id(pid=None, proc='/proc'):
+    """This run's identity: the pid of the ansible-playbook process (a worker's parent) and, where
+    /proc has it, that process's start time, so that a pid used again by a later run differs."""
+    pid = os.getppid() if pid is None else pid
+    try:
+        with open(os.path.join(proc, str(pid), 'stat')) as handle:
+            start = handle.read().rsplit(')', 1)[1].split()[19]
+    except (IOError, OSError, IndexError):
+        start = ''
+    return '%d-%s' % (pid, start)
+
+
+def wanted(args):
+    """[(path, text)] the module would write for ``args``, or None when this cannot be told here
+    (bad or unusual arguments: the module reports those)."""
+    files = []
+    try:
+        # the module receives its arguments as JSON: compare what it would see
+        status, plan = (json.loads(json.dumps(args.get(key))) for key in ('status', 'plan'))
+        path, plan_path = args.get('path'), args.get('plan_path') or PLAN_PATH
+        for name in (path, plan_path):
+            if name is not None and (not isinstance(name, str) or not os.path.isabs(name) or '$' in name or '~' in name):
+                return None
+        if path is not None:
+            if not isinstance(status, dict):
+                return None
+            files.append((path, record_text(status)))
+        record = plan_to_record(plan)
+    except (TypeError, ValueError, StatusError):
+        return None
+    if record is not None:
+        files.append((plan_path, record_text(record)))
+    return files
+
+
+def current(known, files):
+    """Whether every (path, text) of ``files`` is, by ``known`` ({path: {sha256, attrs}}), already
+    on the host with those bytes and root's 0644."""
+    for path, text in files:
+        state = known.get(path) or {}
+        if state.get('sha256') != text_digest(text) or state.get('attrs') is not True:
+            return False
+    return True
+
+
+class ActionModule(ActionBase):
+    """status_file, asking the host only when this run has not seen the files as they would be."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(('path', 'status', 'plan', 'plan_path'))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        args = dict(self._task.args)
+        this_run = run_id()
+        seen = task_vars.get(FACT) or (task_vars.get('ansible_facts') or {}).get(FACT)
+        known = seen.get('files') if isinstance(seen, dict) and seen.get('run') == this_run else None
+        files = wanted(args)
+        if isinstance(known, dict) and files is not None and current(known, files):
+            result.update(changed=False, written=[], diff=[], asked_host=False,
+                          plan_recorded=any(path == (args.get('plan_path') or PLAN_PATH) for path, _text in files))
+            return result
+        module = self._execute_module(module_name='gpuops.dlserver.status_file', module_args=args, task_vars=task_vars)
+        states = module.pop('files', None)
+        result.update(module)
+        if not module.get('failed') and isinstance(states, dict):
+            merged = dict(known) if isinstance(known, dict) else {}
+            merged.update(states)
+            result['ansible_facts'] = {FACT: {'run': this_run, 'files': merged}}
+            result['_ansible_facts_cacheable'] = False
+        return result

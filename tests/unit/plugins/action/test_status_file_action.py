@@ -1,0 +1,124 @@
+"""gpuops.dlserver.status_file's action: the host asked once per run, the rest answered here."""
+import json
+import os
+import stat
+
+import pytest
+
+from ansible_collections.gpuops.dlserver.plugins.action.status_file import current, run_id, wanted
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import file_states, text_digest
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import record_text
+
+PLAN = {"driver": {"branch": {"value": "570", "from": "newest"}}, "roles": {}}
+STATUS = {"run": True, "reason": "every host runs node_exporter"}
+
+
+def test_run_id_has_the_start_time_of_the_process(tmp_path):
+    (tmp_path / "4242").mkdir()
+    fields = ["S"] + [str(n) for n in range(4, 22)] + ["987654"] + ["0"] * 10
+    (tmp_path / "4242" / "stat").write_text("4242 (ansible-playbook) %s\n" % " ".join(fields))
+    assert run_id(4242, str(tmp_path)) == "4242-987654"
+    # no /proc entry (another system): the pid alone
+    assert run_id(4343, str(tmp_path)) == "4343-"
+    assert run_id().startswith("%d-" % os.getppid())
+
+
+@pytest.mark.parametrize("args,paths", [
+    ({"path": "/etc/gpuops/a.json", "status": STATUS, "plan": PLAN}, ["/etc/gpuops/a.json", "/etc/gpuops/plan.json"]),
+    ({"plan": PLAN, "plan_path": "/srv/plan.json"}, ["/srv/plan.json"]),
+    # a plan left to the driver source is not recorded
+    ({"path": "/etc/gpuops/a.json", "status": STATUS, "plan": {"driver": {"branch": {"from": "source"}}}},
+     ["/etc/gpuops/a.json"]),
+])
+def test_wanted(args, paths):
+    files = wanted(args)
+    assert [path for path, _text in files] == paths
+    assert files[0][1] == record_text(STATUS if "status" in args else PLAN)
+
+
+@pytest.mark.parametrize("args", [
+    {"path": "relative.json", "status": STATUS},
+    {"path": "/etc/gpuops/$HOME.json", "status": STATUS},
+    {"path": "~/a.json", "status": STATUS},
+    {"path": "/etc/gpuops/a.json", "status": ["not", "a", "dict"]},
+    {"plan": ["not", "a", "plan"]},
+    {"path": "/etc/gpuops/a.json", "status": {"not json": object()}},
+], ids=["relative", "dollar", "tilde", "status-list", "plan-list", "not-json"])
+def test_what_cannot_be_told_here_asks_the_host(args):
+    assert wanted(args) is None
+
+
+def test_current_needs_every_file_with_its_bytes_and_attributes():
+    files = [("/etc/gpuops/a.json", "x\n"), ("/etc/gpuops/plan.json", "y\n")]
+    known = {"/etc/gpuops/a.json": {"sha256": text_digest("x\n"), "attrs": True},
+             "/etc/gpuops/plan.json": {"sha256": text_digest("y\n"), "attrs": True}}
+    assert current(known, files)
+    assert not current(dict(known, **{"/etc/gpuops/plan.json": {"sha256": text_digest("y\n"), "attrs": False}}), files)
+    assert not current(dict(known, **{"/etc/gpuops/a.json": {"sha256": text_digest("z\n"), "attrs": True}}), files)
+    assert not current({"/etc/gpuops/a.json": known["/etc/gpuops/a.json"]}, files)
+
+
+def test_file_states(tmp_path):
+    (tmp_path / "a.json").write_text("x\n")
+    os.chmod(str(tmp_path / "a.json"), 0o644)
+    (tmp_path / "b.json").write_text("y\n")
+    os.chmod(str(tmp_path / "b.json"), 0o600)
+    (tmp_path / "c.txt").write_text("not json\n")
+    (tmp_path / ".a.json.tmp.json").write_text("half\n")
+    os.symlink(str(tmp_path / "a.json"), str(tmp_path / "link.json"))
+    uid, gid = os.getuid(), os.getgid()
+    states = file_states([str(tmp_path), str(tmp_path / "missing")], uid=uid, gid=gid)
+    assert states == {str(tmp_path / "a.json"): {"sha256": text_digest("x\n"), "attrs": True},
+                      str(tmp_path / "b.json"): {"sha256": text_digest("y\n"), "attrs": False}}
+
+
+PLAY = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: first
+      gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
+      register: first
+    - name: same bytes, another role's file not written yet
+      gpuops.dlserver.status_file: {path: "{{ dir }}/b.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
+      register: second
+    - name: same bytes again
+      gpuops.dlserver.status_file: {path: "{{ dir }}/b.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
+      register: third
+    - name: other bytes
+      gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
+      register: fourth
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ [first, second, third, fourth] | map(attribute='asked_host') | list | to_json }}|{{ [first, second, third, fourth] | map(attribute='changed') | list | to_json }}"
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the module writes root-owned files")
+def test_one_round_trip_per_run_and_a_new_run_trusts_nothing(tmp_path, run_play):
+    files = tmp_path / "gpuops"
+    cache = tmp_path / "facts"
+    os.environ["ANSIBLE_CACHE_PLUGIN"], os.environ["ANSIBLE_CACHE_PLUGIN_CONNECTION"] = "jsonfile", str(cache)
+    try:
+        res = run_play(tmp_path, PLAY, None, "dir=%s" % files)
+        assert res.returncode == 0, res.stdout + res.stderr
+        asked, changed = (json.loads(part) for part in (tmp_path / "out.json").read_text().split("|"))
+        # asked: the first (nothing seen yet), the second (b.json not there yet), not the third,
+        # the fourth (other bytes); the third changed nothing and asked nothing
+        assert asked == [True, True, False, True] and changed == [True, True, False, True]
+        assert json.loads((files / "a.json").read_text()) == {"run": False}
+        assert stat.S_IMODE(os.stat(str(files / "a.json")).st_mode) == 0o644
+        cached = [path.read_text() for path in cache.iterdir() if path.name.endswith("localhost")]
+        assert cached and "__gpuops_status_files" in cached[0], "the digests went to the fact cache"
+        # a later run begins with b.json, which the fact cache still holds with the bytes that
+        # run wrote: those digests are another run's, so the file edited in between is repaired
+        (files / "b.json").write_text('{"run": "edited by hand"}\n')
+        later = PLAY.split("    - name: same bytes again")[0].split("    - name: first")[0] + (
+            "    - name: same bytes again" + PLAY.split("    - name: same bytes again")[1].split("    - name: other bytes")[0]
+            + "    - ansible.builtin.copy:\n        dest: \"{{ out }}\"\n"
+            "        content: \"{{ [third.asked_host, third.changed] | to_json }}\"\n")
+        res = run_play(tmp_path, later, None, "dir=%s" % files)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert json.loads((tmp_path / "out.json").read_text()) == [True, True]
+        assert json.loads((files / "b.json").read_text()) == {"run": False}
+    finally:
+        del os.environ["ANSIBLE_CACHE_PLUGIN"], os.environ["ANSIBLE_CACHE_PLUGIN_CONNECTION"]
