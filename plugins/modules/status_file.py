@@ -26,7 +26,7 @@ description:
     host (this module), which also returns the digest, mode and owner of every C(*.json) file in
     the directories it wrote to. Later calls of the same run (same C(ansible-playbook) process)
     whose files would get exactly those bytes and already have root's 0644 are answered on the
-    controller (RV(asked_host) false): a no-op run of C(playbooks/site.yml) asks each host once,
+    controller (RV(asked_host) false), so a no-op run of C(playbooks/site.yml) asks each host once,
     not once per role. The digests are kept in the fact C(__gpuops_status_files) with the run
     they belong to; a later run does not trust them.
   - A plan that leaves the driver branch to the driver source (C(driver.branch.from) is
