@@ -89,7 +89,9 @@ PLAY = """- hosts: localhost
       register: fourth
     - ansible.builtin.copy:
         dest: "{{ out }}"
-        content: "{{ [first, second, third, fourth] | map(attribute='asked_host') | list | to_json }}|{{ [first, second, third, fourth] | map(attribute='changed') | list | to_json }}"
+        content: "{{ runs | map(attribute='asked_host') | list | to_json }}|{{ runs | map(attribute='changed') | list | to_json }}"
+      vars:
+        runs: "{{ [first, second, third, fourth] }}"
 """
 
 
@@ -112,10 +114,10 @@ def test_one_round_trip_per_run_and_a_new_run_trusts_nothing(tmp_path, run_play)
         # a later run begins with b.json, which the fact cache still holds with the bytes that
         # run wrote: those digests are another run's, so the file edited in between is repaired
         (files / "b.json").write_text('{"run": "edited by hand"}\n')
-        later = PLAY.split("    - name: same bytes again")[0].split("    - name: first")[0] + (
-            "    - name: same bytes again" + PLAY.split("    - name: same bytes again")[1].split("    - name: other bytes")[0]
-            + "    - ansible.builtin.copy:\n        dest: \"{{ out }}\"\n"
-            "        content: \"{{ [third.asked_host, third.changed] | to_json }}\"\n")
+        head = PLAY.split("    - name: first", maxsplit=1)[0]
+        again = PLAY.split("    - name: same bytes again", maxsplit=1)[1].split("    - name: other bytes", maxsplit=1)[0]
+        later = (head + "    - name: same bytes again" + again + "    - ansible.builtin.copy:\n        dest: \"{{ out }}\"\n"
+                 "        content: \"{{ [third.asked_host, third.changed] | to_json }}\"\n")
         res = run_play(tmp_path, later, None, "dir=%s" % files)
         assert res.returncode == 0, res.stdout + res.stderr
         assert json.loads((tmp_path / "out.json").read_text()) == [True, True]
