@@ -10,7 +10,9 @@ wrote to. This action keeps those in the host fact ``__gpuops_status_files`` tog
 run they were read in (the ``ansible-playbook`` process: its pid and start time), and answers a
 later call of the same run on the controller when every file it would write already holds
 those bytes with root's 0644. Any doubt (another run's digests, a value that is not plain
-JSON, a path with ``$`` or ``~``, a file not seen yet) asks the host.
+JSON, a path with ``$`` or ``~``, a file not seen yet) asks the host. With ``fact``, the
+status is also published as that fact (the role's ``<role>_status``), so the role needs no
+set_fact of its own for it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,6 +21,7 @@ __metaclass__ = type
 
 import json
 import os
+import re
 
 from ansible.plugins.action import ActionBase
 
@@ -26,6 +29,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, plan_to_record, record_text
 
 FACT = '__gpuops_status_files'
+FACT_NAME_RE = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 PLAN_PATH = '/etc/gpuops/plan.json'
 
 
@@ -78,13 +82,18 @@ class ActionModule(ActionBase):
     """status_file, asking the host only when this run has not seen the files as they would be."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('path', 'status', 'plan', 'plan_path'))
+    _VALID_ARGS = frozenset(('path', 'status', 'plan', 'plan_path', 'fact'))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         task_vars = task_vars or {}
         args = dict(self._task.args)
+        fact = args.pop('fact', None)
+        if fact is not None and not (isinstance(fact, str) and FACT_NAME_RE.fullmatch(fact)):
+            result.update(failed=True, msg='status_file: fact must be a variable name, got %r' % (fact,))
+            return result
+        published = {fact: args.get('status')} if fact else {}
         this_run = run_id()
         seen = task_vars.get(FACT) or (task_vars.get('ansible_facts') or {}).get(FACT)
         known = seen.get('files') if isinstance(seen, dict) and seen.get('run') == this_run else None
@@ -92,6 +101,8 @@ class ActionModule(ActionBase):
         if isinstance(known, dict) and files is not None and current(known, files):
             result.update(changed=False, written=[], diff=[], asked_host=False,
                           plan_recorded=any(path == (args.get('plan_path') or PLAN_PATH) for path, _text in files))
+            if published:
+                result.update(ansible_facts=published, _ansible_facts_cacheable=False)
             return result
         module = self._execute_module(module_name='gpuops.dlserver.status_file', module_args=args, task_vars=task_vars)
         states = module.pop('files', None)
@@ -99,6 +110,6 @@ class ActionModule(ActionBase):
         if not module.get('failed') and isinstance(states, dict):
             merged = dict(known) if isinstance(known, dict) else {}
             merged.update(states)
-            result['ansible_facts'] = {FACT: {'run': this_run, 'files': merged}}
+            result['ansible_facts'] = dict(published, **{FACT: {'run': this_run, 'files': merged}})
             result['_ansible_facts_cacheable'] = False
         return result

@@ -66,6 +66,12 @@ options:
     description: Where the plan is recorded.
     type: path
     default: /etc/gpuops/plan.json
+  fact:
+    description:
+      - Also publish O(status) as a fact of this name (the roles publish C(<role>_status) so), in
+        the same task. Handled by the action plugin.
+    type: str
+    version_added: 0.2.0
 """
 
 EXAMPLES = r"""
@@ -147,6 +153,7 @@ def main():
             status=dict(type='dict'),
             plan=dict(type='dict'),
             plan_path=dict(type='path', default='/etc/gpuops/plan.json'),
+            fact=dict(type='str'),
         ),
         required_by=dict(path=['status']),
         supports_check_mode=True,

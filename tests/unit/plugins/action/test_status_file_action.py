@@ -124,3 +124,30 @@ def test_one_round_trip_per_run_and_a_new_run_trusts_nothing(tmp_path, run_play)
         assert json.loads((files / "b.json").read_text()) == {"run": False}
     finally:
         del os.environ["ANSIBLE_CACHE_PLUGIN"], os.environ["ANSIBLE_CACHE_PLUGIN_CONNECTION"]
+
+
+FACT_PLAY = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, fact: a_status}
+    - gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, fact: again_status}
+      register: answered_here
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ [a_status, again_status, answered_here.asked_host] | to_json }}"
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the module writes root-owned files")
+def test_the_status_is_published_as_the_fact_named_whether_or_not_the_host_was_asked(tmp_path, run_play):
+    res = run_play(tmp_path, FACT_PLAY, None, "dir=%s" % (tmp_path / "gpuops"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads((tmp_path / "out.json").read_text()) == [{"run": True}, {"run": True}, False]
+
+
+def test_a_fact_name_that_is_no_variable_name_fails(tmp_path, run_play):
+    play = FACT_PLAY.replace("fact: a_status", 'fact: "a status"')
+    res = run_play(tmp_path, play, None, "dir=%s" % (tmp_path / "gpuops"))
+    assert res.returncode != 0
+    assert "status_file: fact must be a variable name" in res.stdout + res.stderr
+    assert not (tmp_path / "gpuops").exists()
