@@ -5,6 +5,10 @@ import re
 
 import pytest
 
+# The scenario's nodes with the role's defaults (../molecule.yml); tests/test_alternative.py
+# verifies the other two.
+testinfra_hosts = ["os_tuning_defaults"]
+
 STATUS_FILE = "/etc/gpuops/os_tuning.json"
 
 EXPECTED_SYSCTL = {

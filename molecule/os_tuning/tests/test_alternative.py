@@ -1,9 +1,13 @@
-"""Verify gpuops.dlserver.os_tuning with non-default settings (see ../molecule.yml, ../converge.yml)."""
+"""Verify gpuops.dlserver.os_tuning with non-default settings (see ../molecule.yml, group os_tuning_alt)."""
 
 import json
 import re
 
 import pytest
+
+# The scenario's nodes with non-default settings (../molecule.yml); tests/test_default.py
+# verifies the other two.
+testinfra_hosts = ["os_tuning_alt"]
 
 # vm.swappiness and net.core.somaxconn differ per host: host_vars overwrite the group layer.
 COMMON_SYSCTL = {
