@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not shutil.which("gpg"), reason="needs gpg")
 
 
 def repo_includes():
-    """(role, task file, __common_repo) of every include of common's package_repo.yml."""
+    """(role, task file, __common_repo) of every include or import of common's package_repo.yml."""
     found = []
     for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml"))):
         role = path.split(os.sep)[-3]
@@ -32,7 +32,7 @@ def repo_includes():
             for task in tasks or []:
                 if "block" in task:
                     walk(task["block"])
-                inc = task.get("ansible.builtin.include_role") or {}
+                inc = task.get("ansible.builtin.include_role") or task.get("ansible.builtin.import_role") or {}
                 if inc.get("tasks_from") == "package_repo.yml":
                     found.append((role, os.path.basename(path), task["vars"]["__common_repo"]))
         with open(path) as handle:
