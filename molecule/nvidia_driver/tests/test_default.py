@@ -308,7 +308,12 @@ def test_tags_through_site_yml():
         log = handle.read()
     tasks = re.findall(r"^TASK \[([^\]]+)\]", log, re.M)
     driver = [t for t in tasks if t.startswith("gpuops.dlserver.nvidia_driver : ")]
-    assert len(driver) >= 5, tasks
+    # the role's own steps (common's imported steps are listed as common's: its typed inputs for
+    # nvidia_driver and the status record)
+    assert "gpuops.dlserver.nvidia_driver : Read the host and the repositories and choose the driver version" in driver, tasks
+    assert "gpuops.dlserver.nvidia_driver : Install, configure and verify what is not current yet" in driver, tasks
+    assert any(t.endswith("by the argument spec of nvidia_driver") for t in tasks), tasks
+    assert "gpuops.dlserver.common : Write the status file and record the host's plan" in tasks, tasks
     others = [t for t in tasks if any(t.startswith("gpuops.dlserver.%s : " % r) for r in OTHER_ROLES)]
     assert not others, others
     recap = re.search(r"^nvd-deb12-v100\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", log, re.M)
