@@ -25,6 +25,9 @@ LAB := $(PYTHON) lab/lab.py
 # The lock is machine-wide (every checkout queues on it) and lives under /run, where only root
 # creates files: a lock file that is not a regular file owned by root is refused (lab.py molecule-lock).
 MOLECULE_LOCK ?= /run/gpuops-molecule.lock
+# `make test` holds that lock once and runs the scenarios in LANES lanes side by side (one
+# scenario leaves part of the two CPUs idle): tools/molecule_lanes.py splits them.
+LANES ?= 2
 SCENARIOS ?= $(sort $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
@@ -32,7 +35,7 @@ export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit target-python promtool molecule bench-fleet bench-python-stack \
-	molecule-prep molecule-one lab-images build publish-setup publish-check ee-context role-readmes release volcano-render
+	molecule-prep molecule-services molecule-lanes molecule-one lab-images build publish-setup publish-check ee-context role-readmes release volcano-render
 
 help:
 	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
@@ -84,7 +87,8 @@ STAGE = s=$$(date +%s); n=$$(( n + 1 )); log=$(STAGE_LOGS)/$$p$$n.log; \
 SUBMAKE = $(MAKE) --no-print-directory
 
 test:
-	@mkdir -p $(dir $(TIMES)); : > $(TIMES); rm -rf $(STAGE_LOGS); mkdir -p $(STAGE_LOGS); status=0; n=0; \
+	@mkdir -p $(dir $(TIMES)); if [ -s $(TIMES) ]; then cp $(TIMES) $(TIMES).prev; fi; : > $(TIMES); \
+	rm -rf $(STAGE_LOGS); mkdir -p $(STAGE_LOGS); status=0; n=0; \
 	trap '$(MAKE) --no-print-directory times' EXIT; \
 	start=$$(date +%s); p=; \
 	$(call STAGE,setup,$(SUBMAKE) setup); \
@@ -101,7 +105,7 @@ test:
 	  $(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
 	  $(call STAGE,promtool and dashboard schema,$(SUBMAKE) promtool); \
 	  exit $$status ) >/dev/null 2>&1 & static=$$!; \
-	for sc in $(SCENARIOS); do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
+	$(SUBMAKE) molecule-lanes || status=1; \
 	wait $$static || status=1; \
 	printf '%s\t%s\t%s\t%s\n' "wall clock (static stages beside molecule)" "$$(( $$(date +%s) - start ))" wall "" >> $(TIMES); \
 	exit $$status
@@ -162,23 +166,52 @@ promtool: setup
 	PYTHON=$(BIN)/python tests/promtool/run.sh
 	tests/dashboard/check_schema.sh
 
-molecule: setup molecule-prep
-	@failed=""; for s in $(SCENARIOS); do \
-	  if ! $(SUBMAKE) molecule-one SCENARIO=$$s; then failed="$$failed $$s"; fi; \
-	done; \
-	if [ -n "$$failed" ]; then echo "molecule: failed scenarios:$$failed" >&2; exit 1; fi
+molecule: molecule-lanes
+
+## molecule-lanes: every scenario of SCENARIOS under the machine-wide molecule lock, in LANES lanes
+## side by side (tools/molecule_lanes.py splits them; LANES=1 runs them one after the other).
+## Each scenario is a stage of `make test`'s table and log ($(STAGE_LOGS)/lane<N>-<M>.log); the
+## output of a lane is prefixed with "[lane N]". The mirror and package cache are started and
+## filled once before the lanes (molecule-services) and stopped after the last one.
+molecule-lanes: setup molecule-prep
+	@mkdir -p $(STAGE_LOGS); status=0; p=molecule-; n=0; \
+	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 8>>$(MOLECULE_LOCK); flock 8; \
+	$(call STAGE,molecule services (mirror served and filled),$(SUBMAKE) molecule-services); \
+	lanes=$$($(BIN)/python tools/molecule_lanes.py --lanes $(LANES) --times $(TIMES).prev $(SCENARIOS)); \
+	echo "make test: the molecule scenarios in $(LANES) lane(s), side by side (tools/molecule_lanes.py):"; \
+	echo "$$lanes" | awk '{ print "  lane " NR ": " $$0 }'; \
+	export GPUOPS_MOLECULE_LOCK_HELD=1 GPUOPS_LAB_KEEP_SERVICES=1; lane_pids=; l=0; \
+	while read -r lane; do l=$$(( l + 1 )); \
+	  ( p=lane$$l-; n=0; status=0; \
+	    for sc in $$lane; do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
+	    exit $$status ) 2>&1 | sed -u "s/^/[lane $$l] /" & lane_pids="$$lane_pids $$!"; \
+	done <<< "$$lanes"; \
+	for pid in $$lane_pids; do wait $$pid || status=1; done; \
+	$(LAB) mirror-stop || true; exec 8>&-; \
+	exit $$status
 
 # The Docker engine, the lab network, the package cache and the node images (each scenario's
 # create step would make them too; done once here so that their time is its own line). The
-# mirror is claimed by each scenario's create step, under the molecule lock.
+# mirror is claimed under the molecule lock: by molecule-services for the lanes, by a scenario's
+# create step when it runs alone (molecule-one).
 molecule-prep: setup
 	$(LAB) images
+
+# What the lanes share, made before them under the molecule lock: the artifact mirror served,
+# with every double and wheel index the scenarios read (each scenario's prepare runs the same
+# builders again, as a no-op: no lane writes what another reads). Stopped after the last lane.
+molecule-services: setup
+	$(LAB) mirror
+	$(BIN)/python tests/doubles/build_repo.py --mirror-dir .cache/mirror
+	$(BIN)/python tests/doubles/build_node_exporter_release.py --mirror-dir .cache/mirror
+	$(BIN)/python tests/doubles/build_wheel_mirror.py --mirror-dir .cache/mirror
 
 # One scenario under the machine-wide lock; its time is counted from when the lock is held, and
 # its log ends with the seconds of each molecule step (tools/molecule_steps.py).
 molecule-one: setup
 	@echo "=== molecule scenario $(SCENARIO)"; queued=$$(date +%s); \
-	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; start=$$(date +%s); \
+	if [ -z "$${GPUOPS_MOLECULE_LOCK_HELD:-}" ]; then \
+	  $(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; fi; start=$$(date +%s); \
 	if [ $$start -gt $$queued ]; then echo "=== waited $$(( start - queued )) s for $(MOLECULE_LOCK)"; fi; \
 	if $(BIN)/python tools/molecule_steps.py $(SCENARIO) $(BIN)/molecule test -s $(SCENARIO); then \
 	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \

@@ -1,0 +1,70 @@
+"""tools/molecule_lanes.py: how `make test` splits the molecule scenarios into lanes."""
+import glob
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+SPEC = importlib.util.spec_from_file_location("molecule_lanes", os.path.join(ROOT, "tools", "molecule_lanes.py"))
+ml = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(ml)
+
+
+@pytest.mark.parametrize("scenarios, lanes, seconds, expected", [
+    # longest first, each onto the lane that ends soonest
+    (["a", "b", "c", "d"], 2, {"a": 10, "b": 7, "c": 5, "d": 4}, [["a", "d"], ["b", "c"]]),
+    # one long scenario gets a lane of its own
+    (["a", "b", "c"], 2, {"a": 100, "b": 30, "c": 30}, [["a"], ["b", "c"]]),
+    # more lanes than scenarios: the rest stay empty
+    (["a"], 3, {"a": 5}, [["a"], [], []]),
+    # one lane: every scenario, longest first
+    (["x", "y"], 1, {"x": 1, "y": 2}, [["y", "x"]]),
+    # unknown seconds count as DEFAULT_SECONDS; ties in name order
+    (["q", "p"], 2, {}, [["p"], ["q"]]),
+    # a name given twice runs once
+    (["a", "a"], 2, {"a": 1}, [["a"], []]),
+])
+def test_split(scenarios, lanes, seconds, expected):
+    assert ml.split(scenarios, lanes, seconds) == expected
+
+
+@pytest.mark.parametrize("scenarios, lanes", [
+    (["a"], 0),
+    (["a b"], 2),
+    (["a\nb"], 2),
+    (["../x"], 2),
+    ([""], 2),
+])
+def test_bad_input_is_refused(scenarios, lanes):
+    with pytest.raises(ValueError):
+        ml.split(scenarios, lanes, {})
+
+
+def test_times_from_a_timing_table(tmp_path):
+    table = tmp_path / "test-times.tsv"
+    table.write_text("setup\t50\tpassed\t/l/1.log\n"
+                     "molecule nvidia_driver\t700\tpassed\t/l/2.log\n"
+                     "molecule os_tuning\t90\tFAILED\t/l/3.log\n"
+                     "molecule bad name\t10\tpassed\t/l/4.log\n"
+                     "wall clock (static stages beside molecule)\t2000\twall\t\n")
+    assert ml.times_from(str(table)) == {"nvidia_driver": 700}
+    assert ml.times_from(str(tmp_path / "missing.tsv")) == {}
+    assert ml.times_from(None) == {}
+
+
+def test_every_scenario_has_its_seconds():
+    """A scenario added without its seconds would be placed by a guess: keep SECONDS in step."""
+    scenarios = {os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(ROOT, "molecule", "*", "molecule.yml"))}
+    assert scenarios == set(ml.SECONDS)
+
+
+def test_command_line_prints_one_line_per_lane():
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "molecule_lanes.py"), "--lanes", "2",
+                          "nvidia_driver", "volcano", "os_tuning"], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["nvidia_driver", "os_tuning volcano"]
+    bad = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "molecule_lanes.py"), "--lanes", "0", "x"],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "lanes must be 1 or more" in bad.stderr

@@ -1,0 +1,100 @@
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Split the molecule scenarios into lanes that `make test` runs side by side.
+
+One scenario alone leaves a part of the machine's two CPUs idle (systemd booting the nodes,
+SSH round trips, a playbook waiting on its slowest host); two lanes of scenarios fill it. Each
+lane runs its scenarios one after the other; the lanes share the lab's network, package cache
+and artifact mirror, which `make molecule-prep` starts and fills before them (so no scenario
+builds a double while another reads it). Scenario nodes have names of their own and addresses
+from the network's dynamic range, so the lanes never meet on a node.
+
+The split is longest-first onto the lane that ends soonest, from the seconds each scenario
+took (`.cache/test-times.tsv` of an earlier `make test` where it has the scenario, else
+SECONDS below, else DEFAULT_SECONDS): the lanes end close together.
+
+    python tools/molecule_lanes.py --lanes 2 [--times FILE] SCENARIO...
+
+prints one line per lane, the scenario names separated by spaces (a lane may be empty)."""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import os
+import re
+import sys
+
+# Seconds per scenario, `make test` on the 2-core CI machine (cold run of 2026-12-02).
+SECONDS = {
+    "cuda_toolkit": 307,
+    "cuda_toolkit_distro": 390,
+    "dcgm_exporter": 287,
+    "gpu_validate": 348,
+    "monitoring": 268,
+    "nvidia_container_toolkit": 251,
+    "nvidia_driver": 766,
+    "nvidia_driver_cuda_repo": 330,
+    "os_tuning": 225,
+    "python_stack": 300,
+    "rolling_upgrade": 330,
+    "volcano": 15,
+}
+DEFAULT_SECONDS = 300
+NAME = re.compile(r'[a-z0-9_]+')
+STAGE = re.compile(r'molecule (?P<name>[a-z0-9_]+)')
+
+
+def times_from(path):
+    """{scenario: seconds} from a `make test` timing table (stage, seconds, result, log): the
+    scenarios that passed (a failed run's seconds say little about the next one)."""
+    seconds = {}
+    if not path or not os.path.exists(path):
+        return seconds
+    with open(path) as fh:
+        for line in fh:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) < 3 or fields[2] != "passed":
+                continue
+            match = STAGE.fullmatch(fields[0])
+            if match and fields[1].isdigit():
+                seconds[match.group("name")] = int(fields[1])
+    return seconds
+
+
+def split(scenarios, lanes, seconds=None):
+    """Lists of scenario names, one per lane: the longest first, each onto the lane with the
+    fewest seconds so far (the first such lane on a tie); a lane keeps its scenarios in the
+    order they were placed."""
+    if lanes < 1:
+        raise ValueError("lanes must be 1 or more, not %r" % (lanes,))
+    for name in scenarios:
+        if not NAME.fullmatch(name):
+            raise ValueError("not a scenario name: %r" % (name,))
+    known = dict(SECONDS)
+    known.update(seconds or {})
+    order = sorted(dict.fromkeys(scenarios), key=lambda n: (-known.get(n, DEFAULT_SECONDS), n))
+    result = [[] for _ in range(lanes)]
+    load = [0] * lanes
+    for name in order:
+        lane = load.index(min(load))
+        result[lane].append(name)
+        load[lane] += known.get(name, DEFAULT_SECONDS)
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--lanes", type=int, default=2)
+    parser.add_argument("--times", help="a `make test` timing table (.cache/test-times.tsv) of an earlier run")
+    parser.add_argument("scenarios", nargs="+")
+    args = parser.parse_args(argv)
+    try:
+        lanes = split(args.scenarios, args.lanes, times_from(args.times))
+    except ValueError as exc:
+        parser.error(str(exc))
+    for lane in lanes:
+        print(" ".join(lane))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
