@@ -50,6 +50,11 @@ mkdir -p /etc/systemd/system/ssh.service.d
 printf '[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n' \
   > /etc/systemd/system/ssh.service.d/gpuops-lab-hostkeys.conf
 systemctl enable ssh.service >/dev/null 2>&1 || true
+# Throwaway test nodes: dpkg does not fsync every file it unpacks (Debian's Docker images did
+# the same), and apt fetches no translations. A node's package installs cost CPU and I/O that
+# the two CPUs of the CI machine share with everything else.
+echo force-unsafe-io > /etc/dpkg/dpkg.cfg.d/gpuops-lab-unsafe-io
+echo 'Acquire::Languages "none";' > /etc/apt/apt.conf.d/99gpuops-lab-no-translations
 apt-get clean
 # No package lists, dated long ago: the first apt task with update_cache/cache_valid_time
 # refreshes them, as on a server that has not run apt since it was installed.
