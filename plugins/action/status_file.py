@@ -26,7 +26,7 @@ import re
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import text_digest
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, plan_to_record, record_text
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, status_files
 
 FACT = '__gpuops_status_files'
 FACT_NAME_RE = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
@@ -48,7 +48,6 @@ def run_id(pid=None, proc='/proc'):
 def wanted(args):
     """[(path, text)] the module would write for ``args``, or None when this cannot be told here
     (bad or unusual arguments: the module reports those)."""
-    files = []
     try:
         # the module receives its arguments as JSON: compare what it would see
         status, plan = (json.loads(json.dumps(args.get(key))) for key in ('status', 'plan'))
@@ -56,16 +55,11 @@ def wanted(args):
         for name in (path, plan_path):
             if name is not None and (not isinstance(name, str) or not os.path.isabs(name) or '$' in name or '~' in name):
                 return None
-        if path is not None:
-            if not isinstance(status, dict):
-                return None
-            files.append((path, record_text(status)))
-        record = plan_to_record(plan)
+        if path is not None and not isinstance(status, dict):
+            return None
+        return status_files(path, status, plan, plan_path)
     except (TypeError, ValueError, StatusError):
         return None
-    if record is not None:
-        files.append((plan_path, record_text(record)))
-    return files
 
 
 def current(known, files):

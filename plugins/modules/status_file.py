@@ -109,7 +109,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current, file_states, write_atomic
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, plan_to_record, record_text
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, status_files
 
 FILE_MODE = 0o644
 DIR_MODE = 0o755
@@ -163,14 +163,11 @@ def main():
     for name in ('path', 'plan_path'):
         if params[name] is not None and not os.path.isabs(params[name]):
             module.fail_json(msg='%s: %r must be an absolute path' % (name, params[name]))
-    if params['path']:
-        files.append((params['path'], record_text(params['status'])))
     try:
-        plan = plan_to_record(params['plan'])
+        files = status_files(params['path'] or None, params['status'], params['plan'], params['plan_path'])
     except StatusError as exc:
         module.fail_json(msg=str(exc))
-    if plan is not None:
-        files.append((params['plan_path'], record_text(plan)))
+    plan_recorded = len(files) > (1 if params['path'] else 0)
     diffs, written = [], []
     try:
         for path, text in files:
@@ -183,7 +180,7 @@ def main():
     # what the directories hold now: the action plugin answers the next status steps of this run
     # from it, without a round trip, while they would write the same bytes
     states = file_states(sorted(set(os.path.dirname(path) for path, _text in files)), mode=FILE_MODE)
-    module.exit_json(changed=bool(written), written=written, plan_recorded=plan is not None, diff=diffs,
+    module.exit_json(changed=bool(written), written=written, plan_recorded=plan_recorded, diff=diffs,
                      files=states, asked_host=True)
 
 

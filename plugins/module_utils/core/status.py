@@ -219,3 +219,17 @@ def plan_to_record(plan):
     if dig(plan, "driver", "branch", "from") == "source":
         return None
     return plan
+
+
+def status_files(path, status, plan, plan_path):
+    """[(path, text)] one status step writes: the role's status record at ``path`` (when a path
+    is given) and the plan record at ``plan_path`` (when plan_to_record keeps the plan). The
+    module writes them; its action plugin compares them with what this run already saw on the
+    host. Raises StatusError for a plan that is not a dict."""
+    files = []
+    if path is not None:
+        files.append((path, record_text(status)))
+    record = plan_to_record(plan)
+    if record is not None:
+        files.append((plan_path, record_text(record)))
+    return files

@@ -6,7 +6,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 from ansible.plugins.filter.core import to_nice_json
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, plan_to_record, record_text
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, plan_to_record, record_text, status_files
 from ansible_collections.gpuops.dlserver.plugins.modules import status_file
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
@@ -40,6 +40,20 @@ def test_plan_to_record(plan, recorded):
 def test_plan_to_record_refuses_a_non_dict():
     with pytest.raises(StatusError):
         plan_to_record(["not", "a", "plan"])
+
+
+PLAN = {"roles": {}}
+
+
+@pytest.mark.parametrize("path,status,plan,expected", [
+    ("/etc/gpuops/r.json", {"a": 1}, PLAN, [("/etc/gpuops/r.json", record_text({"a": 1})), ("/p.json", record_text(PLAN))]),
+    ("/etc/gpuops/r.json", {"a": 1}, None, [("/etc/gpuops/r.json", record_text({"a": 1}))]),
+    (None, None, PLAN, [("/p.json", record_text(PLAN))]),
+    (None, None, {"driver": {"branch": {"from": "source"}}}, []),
+])
+def test_status_files_is_what_one_status_step_writes(path, status, plan, expected):
+    """The one list the module writes and the action plugin compares with what this run saw."""
+    assert status_files(path, status, plan, "/p.json") == expected
 
 
 def test_writes_both_creates_the_directory_then_changes_nothing(tmp_path):
