@@ -72,7 +72,7 @@ def split(scenarios, lanes, seconds=None):
     known = dict(SECONDS)
     known.update(seconds or {})
     order = sorted(dict.fromkeys(scenarios), key=lambda n: (-known.get(n, DEFAULT_SECONDS), n))
-    result = [[] for _ in range(lanes)]
+    result = [[] for _lane in range(lanes)]
     load = [0] * lanes
     for name in order:
         lane = load.index(min(load))
