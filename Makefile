@@ -77,8 +77,9 @@ lab-images:
 ## test: what .ci/run runs. Every stage runs even when an earlier one failed, and a timing
 ## table (seconds per stage: setup, lint, sanity, unit, lab preparation, each molecule
 ## scenario, and the wall clock) ends the output whatever happened; the exit status is 1 when
-## any stage failed. The lab is prepared first (it may install host packages with apt); then the
-## static stages run in the background beside the molecule scenarios.
+## any stage failed. The lab's host packages come first (`lab.py engine`: apt may install
+## docker.io and debootstrap); then the static stages run in the background beside the node
+## images' build (downloads and dpkg in a chroot, much of it waiting) and the molecule lanes.
 TIMES := $(CURDIR)/.cache/test-times.tsv
 STAGE_LOGS := $(CURDIR)/.cache/test-logs
 STAGE = s=$$(date +%s); n=$$(( n + 1 )); log=$(STAGE_LOGS)/$$p$$n.log; \
@@ -93,9 +94,9 @@ test:
 	start=$$(date +%s); p=; \
 	$(call STAGE,setup,$(SUBMAKE) setup); \
 	if [ $$status -ne 0 ]; then exit 1; fi; \
-	$(call STAGE,lab (engine$(,) cache$(,) images),$(SUBMAKE) molecule-prep); \
-	echo "make test: the static stages (lint to promtool) run beside the molecule scenarios;" \
-	  "their output is in $(STAGE_LOGS)/static-*.log"; \
+	$(call STAGE,lab engine (host packages$(,) dockerd),$(LAB) engine); \
+	echo "make test: the static stages (lint to promtool) run beside the node images' build and the" \
+	  "molecule scenarios; their output is in $(STAGE_LOGS)/static-*.log"; \
 	( p=static-; n=0; status=0; \
 	  $(call STAGE,lint,$(SUBMAKE) lint); \
 	  $(call STAGE,sanity,$(SUBMAKE) sanity); \
@@ -105,6 +106,7 @@ test:
 	  $(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
 	  $(call STAGE,promtool and dashboard schema,$(SUBMAKE) promtool); \
 	  exit $$status ) >/dev/null 2>&1 & static=$$!; \
+	$(call STAGE,lab (cache$(,) images),$(SUBMAKE) molecule-prep); \
 	$(SUBMAKE) molecule-lanes || status=1; \
 	wait $$static || status=1; \
 	printf '%s\t%s\t%s\t%s\n' "wall clock (static stages beside molecule)" "$$(( $$(date +%s) - start ))" wall "" >> $(TIMES); \
