@@ -26,7 +26,8 @@ run's wall time and <= 5 s of controller CPU).
 Results: bench/results/fleet-<UTC time>.json (and fleet-latest.json), the playbook logs in
 bench/results/fleet-<UTC time>/, a table on stdout. Exit status: 0 when every run ran
 (budget misses are reported, not fatal, unless --fail-on-budget), 1 when a run failed,
-2 when the lab could not be set up. The nodes are removed at the end unless --keep.
+2 when the lab could not be set up. The nodes are removed at the end unless --keep; the lab's
+mirror and package cache are stopped at the end either way (the next run starts them again).
 """
 
 from __future__ import print_function
@@ -538,7 +539,9 @@ def main(argv=None):
     finally:
         if not args.keep:
             remove_nodes([node["name"] for node in nodes])
-            stop_lab_services()
+        # with --keep too: a kept node needs no mirror until the next run, which starts it again,
+        # and a mirror left on its port would stop the next molecule scenario's create
+        stop_lab_services()
     summarize(result)
     result["elapsed_s"] = round(time.time() - started, 1)
     out = os.path.join(RESULTS, "fleet-%s.json" % stamp)
