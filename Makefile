@@ -21,11 +21,12 @@ PUBLISH_VENV ?= $(CURDIR)/.cache/publish-venv
 COLLECTIONS := $(CURDIR)/.cache/collections
 LINK := $(COLLECTIONS)/ansible_collections/gpuops/dlserver
 LAB := $(PYTHON) lab/lab.py
-# One molecule run at a time on a machine: scenarios share the lab network and the mirror.
+# One checkout's molecule run at a time on a machine: scenarios share the lab network and the
+# mirror, which belong to a checkout.
 # The lock is machine-wide (every checkout queues on it) and lives under /run, where only root
 # creates files: a lock file that is not a regular file owned by root is refused (lab.py molecule-lock).
 MOLECULE_LOCK ?= /run/gpuops-molecule.lock
-# `make test` holds that lock once and runs the scenarios in LANES lanes side by side (one
+# `make test` / `make molecule` hold that lock once and run the scenarios in LANES lanes side by side (one
 # scenario leaves part of the two CPUs idle): tools/molecule_lanes.py splits them.
 LANES ?= 2
 SCENARIOS ?= $(sort $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
