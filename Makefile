@@ -36,7 +36,7 @@ export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit target-python promtool molecule bench-fleet bench-python-stack \
-	molecule-prep molecule-services molecule-lanes molecule-one lab-images build publish-setup publish-check ee-context role-readmes release volcano-render
+	molecule-prep molecule-services mirror-doubles molecule-lanes molecule-one lab-images build publish-setup publish-check ee-context role-readmes release volcano-render
 
 help:
 	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
@@ -61,8 +61,7 @@ $(LINK):
 ## lab: converge the lab nodes with playbooks/site.yml; a second run changes nothing and says so
 lab: setup
 	$(LAB) up
-	$(BIN)/python tests/doubles/build_repo.py --mirror-dir .cache/mirror >/dev/null
-	$(BIN)/python tests/doubles/build_node_exporter_release.py --mirror-dir .cache/mirror >/dev/null
+	$(SUBMAKE) mirror-doubles >/dev/null
 	ANSIBLE_CALLBACKS_ENABLED=gpuops.dlserver.fleet_summary \
 	  $(BIN)/ansible-playbook -i inventories/lab playbooks/site.yml $(ANSIBLE_ARGS)
 
@@ -205,9 +204,14 @@ molecule-prep: setup
 # builders again, as a no-op: no lane writes what another reads). Stopped after the last lane.
 molecule-services: setup
 	$(LAB) mirror
+	$(SUBMAKE) mirror-doubles
+	$(BIN)/python tests/doubles/build_wheel_mirror.py --mirror-dir .cache/mirror
+
+# The repository doubles and node_exporter's release double in the lab mirror (`make lab` and
+# the molecule lanes; each builder is a no-op when its recipe is unchanged).
+mirror-doubles: setup
 	$(BIN)/python tests/doubles/build_repo.py --mirror-dir .cache/mirror
 	$(BIN)/python tests/doubles/build_node_exporter_release.py --mirror-dir .cache/mirror
-	$(BIN)/python tests/doubles/build_wheel_mirror.py --mirror-dir .cache/mirror
 
 # One scenario under the machine-wide lock; its time is counted from when the lock is held, and
 # its log ends with the seconds of each molecule step (tools/molecule_steps.py).

@@ -4,8 +4,8 @@
 One scenario alone leaves a part of the machine's two CPUs idle (systemd booting the nodes,
 SSH round trips, a playbook waiting on its slowest host); two lanes of scenarios fill it. Each
 lane runs its scenarios one after the other; the lanes share the lab's network, package cache
-and artifact mirror, which `make molecule-prep` starts and fills before them (so no scenario
-builds a double while another reads it). Scenario nodes have names of their own and addresses
+and artifact mirror, which `make molecule-services` starts and fills before them (so no
+scenario builds a double while another reads it). Scenario nodes have names of their own and addresses
 from the network's dynamic range, so the lanes never meet on a node.
 
 The split is longest-first onto the lane that ends soonest, from the seconds each scenario
