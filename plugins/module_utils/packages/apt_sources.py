@@ -205,7 +205,9 @@ _FIELD_RE = {
     'uri': re.compile(r'(https?|file)://[^\s]+'),
     'suite': re.compile(r'[A-Za-z0-9./_+~-]+'),
     'component': re.compile(r'[A-Za-z0-9._+-]+'),
-    'package': re.compile(r'[a-z0-9][a-z0-9.+-]*|/[^/\s]+/'),
+    # a package name, or a name prefix with one trailing glob (nvidia-*): never a /regex/, which
+    # apt would test against every package name on every run (driver_resolve.DRIVER_FAMILY)
+    'package': re.compile(r'[a-z0-9][a-z0-9.+-]*\*?'),
     'version': re.compile(r'[A-Za-z0-9.+~:*-]+'),
     'path': re.compile(r'/[^\s]+'),
     'origin': re.compile(r'[A-Za-z0-9.-]+'),

@@ -280,3 +280,16 @@ def test_index_status_is_the_same_whether_this_run_refreshed_or_not(age):
     check = repo.index_status(repo.index_refresh(age, 3600, True))
     assert check["stale"] is (age != 10)
     assert repo.index_status(None) is None
+
+
+@pytest.mark.parametrize('name,valid', [
+    ('nvidia-kernel-dkms', True), ('libnv*', True), ('g++-12', True), ('nvidia-*', True),
+    ('/^libnv/', False), ('*', False), ('nv*dia', False), ('libnv**', False), ('nvidia-\n*', False),
+    ('nvidia-*\n', False), ('Nvidia', False), ('', False),
+])
+def test_a_pinned_package_is_a_name_or_a_prefix_glob(name, valid):
+    if valid:
+        assert sources.render_pin([name], '580.95.05-*').startswith('Package: %s\n' % name)
+    else:
+        with pytest.raises(ValueError, match='not a valid package'):
+            sources.render_pin([name], '580.95.05-*')
