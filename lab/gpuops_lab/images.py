@@ -5,6 +5,7 @@ The recipe (RELEASES, PACKAGES and POST_INSTALL) is hashed into the image tag
 and an image is built only when its recipe is new.
 """
 
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -180,5 +181,11 @@ def build_image(cfg, major, force=False, cache_url=None):
 
 
 def ensure_images(cfg, majors=None, force=False, cache_url=None):
-    for major in sorted(majors or RELEASES):
-        build_image(cfg, major, force=force, cache_url=cache_url)
+    """Build the missing node images side by side: a build mostly waits on downloads and on
+    dpkg's disk writes in its chroot, so two builds take little more than the longer one.
+    The first error is raised once both have ended."""
+    wanted = sorted(majors or RELEASES)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(wanted) or 1) as pool:
+        futures = [pool.submit(build_image, cfg, major, force=force, cache_url=cache_url) for major in wanted]
+    for future in futures:
+        future.result()

@@ -55,6 +55,26 @@ def test_recipe_hash_changes_with_the_recipe(lab, monkeypatch):
     assert lab.recipe_hash("13") != lab.recipe_hash("12")
 
 
+def test_the_images_are_built_side_by_side_and_a_failure_is_raised_after_both(lab, monkeypatch):
+    """ensure_images starts every missing image's build at once (downloads and dpkg's writes
+    overlap) and raises the first failure only once every build has ended."""
+    started, ended = [], []
+    both_started = threading.Barrier(2, timeout=10)
+
+    def fake_build(cfg, major, force=False, cache_url=None):
+        started.append(major)
+        both_started.wait()  # a build one after the other would stop here (BrokenBarrierError)
+        ended.append(major)
+        if major == "12":
+            raise lab.LabError("debootstrap bookworm failed")
+        return True
+
+    monkeypatch.setattr(lab.images, "build_image", fake_build)
+    with pytest.raises(lab.LabError, match="bookworm"):
+        lab.ensure_images()
+    assert sorted(started) == sorted(ended) == ["12", "13"]
+
+
 def test_unknown_release_is_refused(lab):
     with pytest.raises(lab.LabError, match="Debian 12 and 13"):
         lab.image_tag("11")
