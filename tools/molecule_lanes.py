@@ -24,22 +24,21 @@ import re
 import sys
 
 # Seconds per scenario in its lane, `make test` on the 2-core CI machine (cold run of
-# 2026-12-02, two lanes beside the static stages): relative weights, not a budget.
-# nvidia_driver is that run's 1857 s scaled by what the driver pin's globs did to the
-# scenario alone (624 s -> 466 s).
+# 2026-12-02, the sixth session that day: two lanes beside the static stages): relative
+# weights, not a budget.
 SECONDS = {
-    "cuda_toolkit": 385,
-    "cuda_toolkit_distro": 954,
-    "dcgm_exporter": 309,
-    "gpu_validate": 594,
-    "monitoring": 293,
-    "nvidia_container_toolkit": 375,
-    "nvidia_driver": 1390,
-    "nvidia_driver_cuda_repo": 430,
-    "os_tuning": 162,
-    "python_stack": 534,
-    "rolling_upgrade": 531,
-    "volcano": 24,
+    "cuda_toolkit": 194,
+    "cuda_toolkit_distro": 577,
+    "dcgm_exporter": 197,
+    "gpu_validate": 325,
+    "monitoring": 184,
+    "nvidia_container_toolkit": 261,
+    "nvidia_driver": 893,
+    "nvidia_driver_cuda_repo": 185,
+    "os_tuning": 170,
+    "python_stack": 283,
+    "rolling_upgrade": 224,
+    "volcano": 16,
 }
 DEFAULT_SECONDS = 300
 NAME = re.compile(r'[a-z0-9_]+')
