@@ -281,9 +281,28 @@ def stop_masters(control_dir):
     return masters
 
 
+def node_counters(names):
+    """{node: the file counting its container's CPU time}; nodes without one are left out."""
+    found = {}
+    for name in names:
+        cid = sh(["docker", "inspect", "-f", "{{.Id}}", name], check=False).stdout.strip()
+        try:
+            path = fleet_report.cgroup_cpu_counter(cid)
+        except ValueError:
+            path = None
+        if path:
+            found[name] = path
+    return found
+
+
 def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
-    """Run site.yml once; returns wall and controller CPU seconds, rc and the task counts."""
+    """Run site.yml once; returns wall and controller CPU seconds, the nodes' CPU seconds
+    (their containers' cgroups, when readable), rc and the task counts."""
     counts_path = log_path[:-4] + ".counts.json"
+    counters = node_counters(limit.split(","))
+    counters_path = log_path[:-4] + ".nodes.json"
+    with open(counters_path, "w") as handle:
+        json.dump(counters, handle)
     control_dir = tempfile.mkdtemp(prefix="gfb-")
     env = dict((k, v) for k, v in os.environ.items() if not k.startswith("ANSIBLE_"))
     env.update(lab_env())
@@ -294,10 +313,12 @@ def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
         "ANSIBLE_SSH_CONTROL_PATH_DIR": control_dir,
         "ANSIBLE_NOCOLOR": "1",
         "GPUOPS_BENCH_COUNTS": counts_path,
+        "GPUOPS_BENCH_NODE_CPU": counters_path,
     })
     cmd = [ansible_playbook(), "-i", inventory_path, "-i", LAB_INVENTORY, "--limit", limit,
            "-e", "gpuops_serial=%s" % SERIAL[0], PLAYBOOK]
     load_before = os.getloadavg()[0]
+    nodes_before = dict((name, fleet_report.read_cpu_counter(path)) for name, path in counters.items())
     start = time.time()
     with open(log_path, "w") as out:
         out.write("# %s\n# ANSIBLE_CONFIG=%s ANSIBLE_CALLBACKS_ENABLED=%s\n" % (" ".join(cmd), cfg, callbacks))
@@ -321,6 +342,8 @@ def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
             stop_masters(control_dir)
             raise
     wall = time.time() - start
+    nodes_cpu = dict((name, round(fleet_report.read_cpu_counter(path) - nodes_before[name], 2))
+                     for name, path in counters.items())
     proc.returncode = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
     masters = stop_masters(control_dir)
     counts = {}
@@ -330,6 +353,7 @@ def play(cfg, callbacks, inventory_path, limit, log_path, timeout):
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime + sum(masters.values()),
             "load_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
             "cpu_s_mux_masters": round(sum(masters.values()), 2), "rc": proc.returncode, "counts": counts,
+            "node_cpu_s": nodes_cpu,
             "log": os.path.relpath(log_path, ROOT)}
 
 
@@ -470,9 +494,15 @@ def timed_run(config, inventory_path, nodes, log_path, timeout):
     summary = fleet_report.run_summary(counts, res["wall_s"], res["cpu_s"], res["rc"], res["counts"].get("recap"))
     summary.update({"rc": res["rc"], "log": res["log"], "cpu_s_mux_masters": res["cpu_s_mux_masters"],
                     "load_1m": res["load_1m"], "slowest_tasks": res["counts"].get("slowest_tasks", []),
-                    "costliest_tasks": res["counts"].get("costliest_tasks", [])})
-    log("%s: %.1f s wall, %.1f s CPU, %d tasks/host executed, %d skipped, load %.1f%s"
-        % (name, summary["wall_s"], summary["cpu_s"], summary["executed_per_host"], summary["skipped_per_host"],
+                    "costliest_tasks": res["counts"].get("costliest_tasks", []),
+                    "node_costliest_tasks": res["counts"].get("node_costliest_tasks", []),
+                    "node_cpu_s": res["node_cpu_s"],
+                    "controller_split": res["counts"].get("controller_split"),
+                    "node_cpu_s_per_host": (round(sum(res["node_cpu_s"].values()) / len(res["node_cpu_s"]), 2)
+                                            if res["node_cpu_s"] else None)})
+    log("%s: %.1f s wall, %.1f s CPU, %s s node CPU/host, %d tasks/host executed, %d skipped, load %.1f%s"
+        % (name, summary["wall_s"], summary["cpu_s"], summary["node_cpu_s_per_host"],
+           summary["executed_per_host"], summary["skipped_per_host"],
            max(summary["load_1m"]), "" if summary["noop"] else " -- " + "; ".join(summary["problems"])))
     return summary
 

@@ -10,6 +10,7 @@ import io
 import ipaddress
 import json
 import os
+import re
 
 # The budgets of a no-op run of the whole stack (issue "Fleet cost", part 2).
 TASK_BUDGET = 60           # executed tasks per GPU host
@@ -195,6 +196,35 @@ def run_summary(counts, wall_s, cpu_s, returncode, recap=None):
         "problems": problems,
         "hosts": counts,
     }
+
+
+def cgroup_cpu_counter(container_id, cgroup_root="/sys/fs/cgroup"):
+    """The file that counts a Docker container's CPU time: cgroup v1 (cgroupfs driver)
+    ``cpuacct/docker/<id>/cpuacct.usage`` (nanoseconds), or cgroup v2 ``cpu.stat`` (its
+    ``usage_usec`` line) under ``system.slice/docker-<id>.scope`` (systemd driver) or
+    ``docker/<id>`` (cgroupfs driver); None when none exists."""
+    if not re.fullmatch(r"[0-9a-f]{64}", container_id or ""):
+        raise ValueError("not a full container id: %r" % (container_id,))
+    for parts in (("cpuacct", "docker", container_id, "cpuacct.usage"),
+                  ("system.slice", "docker-%s.scope" % container_id, "cpu.stat"),
+                  ("docker", container_id, "cpu.stat")):
+        path = os.path.join(cgroup_root, *parts)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def read_cpu_counter(path):
+    """CPU seconds in a counter file of cgroup_cpu_counter (0.0 when it cannot be read)."""
+    try:
+        with open(path) as handle:
+            text = handle.read()
+    except (OSError, TypeError):
+        return 0.0
+    if path.endswith("cpu.stat"):
+        found = re.search(r"^usage_usec ([0-9]+)$", text, re.M)
+        return int(found.group(1)) / 1e6 if found else 0.0
+    return int(text.strip() or 0) / 1e9 if text.strip().isdigit() else 0.0
 
 
 # --------------------------------------------------------------------------- statistics

@@ -34,9 +34,13 @@ requirements:
 import json
 import os
 import resource
+import sys
 import time
 
 from ansible.plugins.callback import CallbackBase
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import fleet_report  # noqa: E402  pylint: disable=wrong-import-position
 
 COUNT_KEYS = ("executed", "changed", "failed", "skipped", "unreachable", "includes", "controller_only")
 INCLUDE_ACTIONS = frozenset(("include_tasks", "include_role", "include_vars", "include"))
@@ -50,6 +54,18 @@ def controller_cpu():
     """User and system CPU seconds of this process and of the children it has reaped."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def controller_split():
+    """{main, workers}: CPU seconds of ansible-playbook's own process (the strategy, templating,
+    includes, callbacks) and of the children it has reaped so far (workers, ssh clients)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"main": round(own.ru_utime + own.ru_stime, 2), "workers": round(children.ru_utime + children.ru_stime, 2)}
+
+
+def node_cpu(paths):
+    """CPU seconds the nodes' cgroups have used so far, all together (0 without counters)."""
+    return sum(fleet_report.read_cpu_counter(path) for path in paths)
 
 
 def short_action(action):
@@ -68,24 +84,32 @@ class CallbackModule(CallbackBase):
         self.hosts = {}
         self.task_times = []
         self._current = None
+        self.node_paths = []
+        mapping = os.environ.get("GPUOPS_BENCH_NODE_CPU")
+        if mapping and os.path.exists(mapping):
+            with open(mapping) as handle:
+                self.node_paths = sorted(json.load(handle).values())
 
-    def _task_started(self, name, now=None, cpu=None):
+    def _task_started(self, name, now=None, cpu=None, nodes=None):
         now = time.time() if now is None else now
         cpu = controller_cpu() if cpu is None else cpu
+        nodes = node_cpu(self.node_paths) if nodes is None else nodes
         if self._current is not None:
-            self.task_times.append((self._current[0], now - self._current[1], cpu - self._current[2]))
-        self._current = (name, now, cpu) if name is not None else None
+            self.task_times.append((self._current[0], now - self._current[1], cpu - self._current[2],
+                                    nodes - self._current[3]))
+        self._current = (name, now, cpu, nodes) if name is not None else None
 
     def slowest(self, count=10):
         ordered = sorted(self.task_times, key=lambda item: -item[1])[:count]
         return [{"task": item[0], "wall_s": round(item[1], 2)} for item in ordered]
 
-    def costliest(self, count=15):
-        """The task names that used the most controller CPU, each name's runs added up."""
+    def costliest(self, count=15, column=2):
+        """The task names that used the most controller CPU (column 2) or node CPU (column 3),
+        each name's runs added up."""
         totals = {}
         for item in self.task_times:
             entry = totals.setdefault(item[0], [0.0, 0])
-            entry[0] += item[2]
+            entry[0] += item[column]
             entry[1] += 1
         ordered = sorted(totals.items(), key=lambda kv: -kv[1][0])[:count]
         return [{"task": name, "cpu_s": round(cpu, 2), "runs": runs} for name, (cpu, runs) in ordered]
@@ -137,5 +161,7 @@ class CallbackModule(CallbackBase):
         recap = dict((host, stats.summarize(host)) for host in sorted(stats.processed))
         with open(path, "w") as handle:
             json.dump({"hosts": self.hosts, "recap": recap, "slowest_tasks": self.slowest(),
-                       "costliest_tasks": self.costliest()},
+                       "costliest_tasks": self.costliest(),
+                       "node_costliest_tasks": self.costliest(column=3) if self.node_paths else [],
+                       "controller_split": controller_split()},
                       handle, indent=1, sort_keys=True)

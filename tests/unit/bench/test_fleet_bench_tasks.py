@@ -129,3 +129,30 @@ def test_task_start_events_are_timed(callback, monkeypatch):
     callback.v2_playbook_on_handler_task_start(NamedTask("y"))
     callback.v2_playbook_on_stats(Stats())
     assert sorted(entry["task"] for entry in callback.slowest()) == ["x", "y"]
+
+
+def test_node_cpu_per_task_from_the_cgroup_counters(tmp_path, monkeypatch):
+    counters = {"n1": tmp_path / "n1.usage", "n2": tmp_path / "n2.usage"}
+    counters["n1"].write_text("1000000000\n")
+    counters["n2"].write_text("500000000\n")
+    mapping = tmp_path / "nodes.json"
+    mapping.write_text(json.dumps(dict((host, str(path)) for host, path in counters.items())))
+    monkeypatch.setenv("GPUOPS_BENCH_NODE_CPU", str(mapping))
+    spec = importlib.util.spec_from_file_location("fleet_bench_tasks", CALLBACK)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cb = mod.CallbackModule()
+    assert mod.node_cpu(cb.node_paths) == 1.5
+    cb._task_started("probe", 0.0, 0.0)  # pylint: disable=protected-access
+    counters["n1"].write_text("3000000000\n")  # the probe: 2 s on n1, 0.25 s on n2
+    counters["n2"].write_text("750000000\n")
+    cb._task_started("status", 0.0, 0.0)  # pylint: disable=protected-access
+    counters["n2"].write_text("1250000000\n")
+    cb._task_started(None, 0.0, 0.0)  # pylint: disable=protected-access
+    assert cb.costliest(column=3) == [{"task": "probe", "cpu_s": 2.25, "runs": 1},
+                                      {"task": "status", "cpu_s": 0.5, "runs": 1}]
+
+
+def test_node_cpu_without_counters_is_zero(callback):
+    assert callback.node_paths == []
+    assert callback.costliest(column=3) == []

@@ -327,3 +327,33 @@ def test_budget_values_print_in_their_units():
                                              "limit": 60}) == ("92", "60")
     assert fleet_report.format_budget_value({"name": "controller CPU s per added node", "value": None,
                                              "limit": 5.0}) == ("-", "5.00 s")
+
+
+CID = "27cf432e45ca9976a689775cd0ba0f116211e09cd062a56290c9371aa35eb191"
+
+
+@pytest.mark.parametrize("parts, text, seconds", [
+    (("cpuacct", "docker", CID, "cpuacct.usage"), "53032525839\n", 53.032525839),
+    (("system.slice", "docker-%s.scope" % CID, "cpu.stat"),
+     "usage_usec 4200000\nuser_usec 3000000\nsystem_usec 1200000\n", 4.2),
+    (("docker", CID, "cpu.stat"), "usage_usec 1500000\nuser_usec 1000000\n", 1.5),
+])
+def test_a_nodes_cpu_counter_under_either_cgroup_version(tmp_path, parts, text, seconds):
+    path = tmp_path.joinpath(*parts)
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    found = fleet_report.cgroup_cpu_counter(CID, str(tmp_path))
+    assert found == str(path)
+    assert fleet_report.read_cpu_counter(found) == pytest.approx(seconds)
+
+
+def test_a_node_without_a_counter(tmp_path):
+    assert fleet_report.cgroup_cpu_counter(CID, str(tmp_path)) is None
+    assert fleet_report.read_cpu_counter(str(tmp_path / "missing")) == 0.0
+    assert fleet_report.read_cpu_counter(None) == 0.0
+
+
+@pytest.mark.parametrize("bad", ["", "27cf432e45ca", CID + "\n", "../" + CID[3:], CID.upper()])
+def test_only_a_full_container_id_names_a_counter(tmp_path, bad):
+    with pytest.raises(ValueError):
+        fleet_report.cgroup_cpu_counter(bad, str(tmp_path))
