@@ -20,6 +20,7 @@ import os
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning, os_tuning_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_simulation
 
 C_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 REQUIRED_INPUTS = ('apply_live', 'sysctl_file', 'limits_file', 'systemd_limits_file', 'status_file',
@@ -124,9 +125,10 @@ def read_host(reader, inputs, platform, context):
     kernel_globs = os_tuning.unattended(inputs, platform, context['driver_required'])['kernel_globs']
     holds = os_tuning.kernel_hold(inputs, platform, context['driver_required'], context['kernel'], host['packages'])
     if platform['unattended_backend'] == 'apt' and (kernel_globs or holds['held']):
-        out = reader.run(['apt-get', '--simulate', '--ignore-hold', '-o', 'Debug::NoLocking=true', 'dist-upgrade'],
-                         'simulating the upgrades')
-        host['simulation'] = os_tuning.parse_apt_simulation(out)
+        argv = ['apt-get', '--simulate', '--ignore-hold', '-o', 'Debug::NoLocking=true', 'dist-upgrade']
+        host['simulation'], host['simulation_cached'] = apt_simulation.cached_simulation(
+            argv, lambda: os_tuning.parse_apt_simulation(reader.run(argv, 'simulating the upgrades')),
+            context.get('simulation_cache'), reader.root, write=not context['check_mode'])
     return host
 
 
@@ -152,6 +154,7 @@ def facts(params, check_mode, run_command):
         'in_container': params['in_container'], 'virtualization_type': params['virtualization_type'],
         'virtualization_role': params['virtualization_role'], 'driver_required': params['driver_required'],
         'kernel': params['kernel'], 'check_mode': check_mode,
+        'simulation_cache': params.get('simulation_cache'),
     }
     reader = HostReader(run_command, params['root'])
     host = read_host(reader, inputs, platform, context)

@@ -111,6 +111,30 @@ def test_bare_metal_driver_host_reads_everything_once(tmp_path, commands):
     assert "--ignore-hold" in commands[1][1] and "--simulate" in commands[1][1]
 
 
+def test_the_kept_simulation_answers_the_next_read_until_apt_changes(tmp_path, commands):
+    root = _root(tmp_path)
+    args = _args(root, _inputs(hold_kernel=True), driver_required=True)
+    first = _run(args)
+    assert "apt-get" in [c[0] for c in commands[1]]
+    assert (root / "var/cache/gpuops/apt-simulation.json").is_file()
+    del commands[1][:]
+    again = _run(args)
+    assert "apt-get" not in [c[0] for c in commands[1]]
+    assert again["held_back"]["updates"] == first["held_back"]["updates"]
+    assert again["held_back"]["reason"].endswith("(the answer kept since apt's lists, configuration and dpkg status last changed)")
+    (root / "var/lib/dpkg").mkdir(parents=True, exist_ok=True)
+    (root / "var/lib/dpkg/status").write_text("Package: linux-image-amd64\n")   # an install or a hold
+    del commands[1][:]
+    _run(args)
+    assert "apt-get" in [c[0] for c in commands[1]]
+
+
+def test_check_mode_writes_no_simulation_cache(tmp_path, commands):
+    root = _root(tmp_path)
+    _run(_args(root, _inputs(hold_kernel=True), driver_required=True), check_mode=True)
+    assert not (root / "var/cache/gpuops").exists()
+
+
 def test_reboot_false_defers(tmp_path, commands):
     """The module takes the converted inputs (role_inputs turns -e "false" into False)."""
     root = _root(tmp_path)
