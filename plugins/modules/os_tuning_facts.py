@@ -218,6 +218,10 @@ held_back:
   description: Kernel updates the blacklist or hold keeps back (C(updates)), the security ones (C(security)), whether checked and how.
   returned: success
   type: dict
+simulation_cached:
+  description: Whether RV(held_back) came from the answer kept in O(simulation_cache) (apt's inputs unchanged) instead of a new simulation.
+  returned: success
+  type: bool
 files:
   description:
     - Directories to create, files to write (key, dest, mode, content) and files to remove, each

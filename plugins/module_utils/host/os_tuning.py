@@ -258,11 +258,11 @@ def parse_apt_simulation(text):
     return result
 
 
-def held_back(unattended_decision, hold_decision, simulation, cached=False):
+def held_back(unattended_decision, hold_decision, simulation):
     """Kernel updates the blacklist or the hold keeps back, security ones apart.
 
-    ``simulation``: None when it was not run, else the parsed upgrades; ``cached``: the answer
-    was the one kept on the host since apt's inputs last changed (packages/apt_simulation.py).
+    ``simulation``: None when it was not run, else the parsed upgrades (simulated now or kept
+    since apt's inputs last changed: the same answer, so the status file says the same).
     """
     globs = unattended_decision['kernel_globs']
     held = hold_decision['held']
@@ -275,9 +275,7 @@ def held_back(unattended_decision, hold_decision, simulation, cached=False):
     updates = [u for u in simulation if u['installed'] and (u['name'] in held or any(
         fnmatch.fnmatchcase(u['name'], g) for g in globs))]
     return {'checked': True, 'updates': updates, 'security': [u for u in updates if u['security']],
-            'reason': 'apt-get --simulate --ignore-hold dist-upgrade against the package lists of the last apt update'
-                      + (' (the answer kept since apt\'s lists, configuration and dpkg status last changed)'
-                         if cached else '')}
+            'reason': 'apt-get --simulate --ignore-hold dist-upgrade against the package lists of the last apt update'}
 
 
 # ---------------------------------------------------------------------------------------
@@ -356,8 +354,7 @@ def decide(inputs, platform, context, host):
         'hold': kernel_hold(inputs, platform, driver_required, context.get('kernel'), host.get('packages')),
     }
     decisions['reboot'] = reboot(inputs, now, decisions['kernel_cmdline'])
-    decisions['held_back'] = held_back(decisions['unattended'], decisions['hold'], host.get('simulation'),
-                                       bool(host.get('simulation_cached')))
+    decisions['held_back'] = held_back(decisions['unattended'], decisions['hold'], host.get('simulation'))
     decisions['files'] = files(inputs, platform, decisions)
     for entry in decisions['files']['write']:
         entry['content'] = render(entry['key'], inputs, decisions)

@@ -165,7 +165,9 @@ def facts(params, check_mode, run_command):
     decisions['converged'] = os_tuning.converged(decisions, reader.unit_states(decisions['units']['enable']),
                                                  unattended_current(reader, platform, decisions['unattended']))
     result = dict(decisions)
-    result.update(changed=False, ansible_facts={'os_tuning_status': decisions['status']})
+    # outside the status: a kept answer and a new one say the same there
+    result.update(changed=False, ansible_facts={'os_tuning_status': decisions['status']},
+                  simulation_cached=bool(host.get('simulation_cached')))
     return result
 
 
