@@ -55,11 +55,10 @@ _value:
 
 import os
 
-import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, read_yaml
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import mirror_table
 
 
@@ -71,7 +70,7 @@ def role_defaults(roles_dir=ROLES_DIR):
         if not os.path.isfile(path):
             continue
         with open(path) as handle:
-            specs = (yaml.safe_load(handle) or {}).get('argument_specs') or {}
+            specs = (read_yaml(handle) or {}).get('argument_specs') or {}
         for entry in specs.values():
             for name, spec in ((entry or {}).get('options') or {}).items():
                 defaults.setdefault(name, (spec or {}).get('default'))

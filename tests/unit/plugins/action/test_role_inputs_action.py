@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import platform_var_files
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, platform_var_files
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -143,3 +143,14 @@ def test_without_platform_vars_nothing_of_vars_is_published(tmp_path, run_play):
     res = run_play(tmp_path, play, None)
     assert res.returncode == 0, res.stdout + res.stderr
     assert json.loads((tmp_path / "out.json").read_text()) == "unset"
+
+
+@pytest.mark.parametrize("role", sorted(r for r in os.listdir(ROLES_DIR)
+                                        if os.path.isfile(os.path.join(ROLES_DIR, r, "meta", "argument_specs.yml"))))
+def test_the_fast_yaml_loader_reads_every_argument_spec_as_safe_load_does(role):
+    import yaml
+    from ansible_collections.gpuops.dlserver.plugins.action import role_inputs as ri
+    path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
+    with open(path) as fast, open(path) as slow:
+        assert ri.read_yaml(fast) == yaml.safe_load(slow)
+    assert ri.SAFE_LOADER is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
