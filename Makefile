@@ -62,7 +62,7 @@ $(LINK):
 lab: setup
 	$(LAB) up
 	$(SUBMAKE) mirror-doubles >/dev/null
-	ANSIBLE_CALLBACKS_ENABLED=gpuops.dlserver.fleet_summary \
+	ANSIBLE_CALLBACKS_ENABLED=gpuops.dlserver.fleet_summary,gpuops.dlserver.preload \
 	  $(BIN)/ansible-playbook -i inventories/lab playbooks/site.yml $(ANSIBLE_ARGS)
 
 lab-down:
