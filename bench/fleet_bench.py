@@ -367,6 +367,13 @@ def parse_args(argv):
                              "recommended one with Mitogen's mitogen_linear strategy; skipped, and said so, "
                              "without the mitogen package), comma-separated")
     parser.add_argument("--repeat", type=int, default=1, help="timed runs per size and configuration (median)")
+    parser.add_argument("--sweep", type=int, default=4,
+                        help="after the sizes, time this many nodes with the recommended ansible.cfg changed "
+                             "in one setting at a time (fleet_report.SWEEP: pipelining, forks, fact cache, "
+                             "callback_result_format, the preload callback, ssh_args, gathering); 0: no sweep "
+                             "(default 4, or the largest size when smaller)")
+    parser.add_argument("--sweep-settings", default="",
+                        help="comma-separated names of fleet_report.SWEEP to try (default: all)")
     parser.add_argument("--fixture", default="rtx4090-8gpu", help="sysfs fixture of every node (tests/fixtures/hosts/)")
     parser.add_argument("--debian", default="13", help="Debian release of the nodes")
     parser.add_argument("--prefix", default="gpuops-bench-", help="node name prefix")
@@ -477,6 +484,46 @@ def bench(args, nodes, run_dir, result, deadline):
                 summary.update({"config": config, "repeat": rep})
                 result["runs"].append(summary)
                 failed = failed or summary["rc"] != 0
+    if args.sweep:
+        failed = sweep(args, nodes, inventory_path, run_dir, result, deadline, configs["recommended"]) or failed
+    return failed
+
+
+def sweep(args, nodes, inventory_path, run_dir, result, deadline, recommended):
+    """One setting of the recommended ansible.cfg changed at a time, on ``--sweep`` nodes, against
+    the recommended run of that size (timed again here when the sizes did not include it)."""
+    size = min(args.sweep, len(nodes))
+    names = [n.strip() for n in args.sweep_settings.split(",") if n.strip()] or [e[0] for e in fleet_report.SWEEP]
+    with open(RECOMMENDED_CFG) as handle:
+        text = handle.read()
+    reference = [run for run in result["runs"] if run["config"] == "recommended" and run["nodes"] == size]
+    failed = False
+    if not reference:
+        summary = timed_run(recommended, inventory_path, nodes[:size],
+                            os.path.join(run_dir, "sweep-recommended-%d.log" % size), args.run_timeout)
+        if summary is None:
+            return True
+        summary.update({"config": "recommended"})
+        reference = [summary]
+    runs = []
+    for name in names:
+        if time.time() > deadline:
+            result["skipped_runs"].append("sweep %s x%d" % (name, size))
+            continue
+        path = os.path.join(run_dir, "sweep-%s.cfg" % name)
+        variant = fleet_report.sweep_cfg(text, ROOT, name, run_dir)
+        with open(path, "w") as handle:
+            handle.write(variant)
+        summary = timed_run((path, fleet_report.read_cfg(variant)), inventory_path, nodes[:size],
+                            os.path.join(run_dir, "sweep-%s-%d.log" % (name, size)), args.run_timeout)
+        if summary is None:
+            failed = True
+            continue
+        summary.update({"config": name})
+        runs.append(summary)
+        failed = failed or summary["rc"] != 0
+    result["sweep"] = {"size": size, "reference": {k: reference[0][k] for k in ("wall_s", "cpu_s", "load_1m")},
+                       "rows": fleet_report.sweep_table(runs, reference[0]), "runs": runs}
     return failed
 
 

@@ -113,11 +113,9 @@ def defaults_cfg(collections_path):
 PATH_SETTINGS = (("defaults", "collections_path"), ("defaults", "fact_caching_connection"))
 
 
-def mitogen_cfg(recommended_text, cfg_dir, strategy_dir):
-    """The recommended ansible.cfg with Mitogen's ``mitogen_linear`` strategy (plugins in
-    ``strategy_dir``, from the ``mitogen`` package), written elsewhere than ``cfg_dir``: its
-    relative paths are made absolute. Host key checking is off (the lab's nodes get fresh
-    host keys; Mitogen does not honour the inventory's ssh options the same way)."""
+def cfg_with(recommended_text, cfg_dir, changes):
+    """The recommended ansible.cfg with ``changes`` ([(section, key, value)]; value None removes
+    the key), to be written elsewhere than ``cfg_dir``: its relative paths are made absolute."""
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str
     parser.read_string(recommended_text)
@@ -127,14 +125,69 @@ def mitogen_cfg(recommended_text, cfg_dir, strategy_dir):
             parser.set(section, key, ":".join(
                 part if part.startswith(("/", "~")) else os.path.normpath(os.path.join(cfg_dir, part))
                 for part in value.split(":")))
-    if not parser.has_section("defaults"):
-        parser.add_section("defaults")
-    parser.set("defaults", "strategy", "mitogen_linear")
-    parser.set("defaults", "strategy_plugins", strategy_dir)
-    parser.set("defaults", "host_key_checking", "False")
+    for section, key, value in changes:
+        if value is None:
+            if parser.has_option(section, key):
+                parser.remove_option(section, key)
+            continue
+        if not parser.has_section(section):
+            parser.add_section(section)
+        parser.set(section, key, value)
     out = io.StringIO()
     parser.write(out)
     return out.getvalue()
+
+
+def mitogen_cfg(recommended_text, cfg_dir, strategy_dir):
+    """The recommended ansible.cfg with Mitogen's ``mitogen_linear`` strategy (plugins in
+    ``strategy_dir``, from the ``mitogen`` package). Host key checking is off (the lab's nodes
+    get fresh host keys; Mitogen does not honour the inventory's ssh options the same way)."""
+    return cfg_with(recommended_text, cfg_dir, [("defaults", "strategy", "mitogen_linear"),
+                                                ("defaults", "strategy_plugins", strategy_dir),
+                                                ("defaults", "host_key_checking", "False")])
+
+
+# One setting of the recommended ansible.cfg at a time, set to Ansible's default or to an
+# alternative (--sweep): (name, what it tries, [(section, key, value)]). "{tmp}" is a scratch
+# directory of the run.
+SWEEP = (
+    ("pipelining-off", "pipelining = false (Ansible's default)", [("ssh_connection", "pipelining", "false")]),
+    ("forks-5", "forks = 5 (Ansible's default)", [("defaults", "forks", "5")]),
+    ("forks-50", "forks = 50", [("defaults", "forks", "50")]),
+    ("jsonfile-cache", "fact_caching = jsonfile (a fact cache on disk)",
+     [("defaults", "fact_caching", "jsonfile"), ("defaults", "fact_caching_connection", "{tmp}/facts")]),
+    ("result-format-json", "callback_result_format = json (Ansible's default)",
+     [("defaults", "callback_result_format", "json")]),
+    ("no-preload", "callbacks_enabled without gpuops.dlserver.preload",
+     [("defaults", "callbacks_enabled", "gpuops.dlserver.fleet_summary")]),
+    ("ssh-args-default", "ssh_args = Ansible's default (-C, ControlPersist=60s)",
+     [("ssh_connection", "ssh_args", "-C -o ControlMaster=auto -o ControlPersist=60s")]),
+    ("gathering-implicit", "gathering = implicit (Ansible's default)", [("defaults", "gathering", "implicit")]),
+)
+
+
+def sweep_cfg(recommended_text, cfg_dir, name, tmp):
+    """The recommended ansible.cfg with the one change of SWEEP entry ``name``."""
+    for entry_name, _what, changes in SWEEP:
+        if entry_name == name:
+            return cfg_with(recommended_text, cfg_dir,
+                            [(section, key, value.replace("{tmp}", tmp)) for section, key, value in changes])
+    raise ValueError("unknown sweep setting %r; known: %s" % (name, ", ".join(e[0] for e in SWEEP)))
+
+
+def sweep_table(runs, reference):
+    """Rows (setting, what, wall_s, cpu_s, wall change, cpu change) of the sweep runs against the
+    recommended run of the same size (``reference``): a change in % of the reference, + is worse."""
+    what = dict((entry[0], entry[1]) for entry in SWEEP)
+    rows = []
+    for run in runs:
+        rows.append({
+            "setting": run["config"], "what": what.get(run["config"], run["config"]),
+            "wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "noop": run["noop"],
+            "wall_change": round(100.0 * (run["wall_s"] - reference["wall_s"]) / reference["wall_s"], 1),
+            "cpu_change": round(100.0 * (run["cpu_s"] - reference["cpu_s"]) / reference["cpu_s"], 1),
+        })
+    return rows
 
 
 # --------------------------------------------------------------------------- counts
@@ -340,12 +393,15 @@ def table(result):
     """The printed report: one row per timed run, then per configuration the marginal cost
     and the budget checks."""
     lines = []
-    head = ("config", "nodes", "wall s", "CPU s", "CPU s/host", "tasks/host", "skipped/host", "load", "no-op")
+    head = ("config", "nodes", "wall s", "CPU s", "CPU s/host", "node CPU s/host", "tasks/host", "skipped/host",
+            "load", "no-op")
     rows = [head]
     for run in result["runs"]:
         load = run.get("load_1m")
+        node = run.get("node_cpu_s_per_host")
         rows.append((run["config"], str(run["nodes"]), "%.1f" % run["wall_s"], "%.1f" % run["cpu_s"],
-                     "%.2f" % run["cpu_s_per_host"], str(run["executed_per_host"]),
+                     "%.2f" % run["cpu_s_per_host"], "-" if node is None else "%.2f" % node,
+                     str(run["executed_per_host"]),
                      str(run["skipped_per_host"]), "%.1f" % max(load) if load else "-",
                      "yes" if run["noop"] else "NO: " + "; ".join(run["problems"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head) - 1)]
@@ -369,4 +425,14 @@ def table(result):
             shown, limit = format_budget_value(check)
             verdict = "PASS" if check["passed"] else "FAIL"
             lines.append("  budget %-34s %-8s limit %-6s %s" % (check["name"], shown, limit, verdict))
+    sweep = result.get("sweep")
+    if sweep:
+        lines.append("")
+        lines.append("one setting changed at a time, %d nodes, against the recommended ansible.cfg (%.1f s wall, "
+                     "%.1f s CPU); + is worse:" % (sweep["size"], sweep["reference"]["wall_s"],
+                                                   sweep["reference"]["cpu_s"]))
+        for row in sweep["rows"]:
+            lines.append("  %-52s wall %6.1f s (%+5.1f %%)  CPU %6.1f s (%+5.1f %%)%s"
+                         % (row["what"], row["wall_s"], row["wall_change"], row["cpu_s"], row["cpu_change"],
+                            "" if row["noop"] else "  NOT a clean no-op"))
     return "\n".join(lines)

@@ -357,3 +357,56 @@ def test_a_node_without_a_counter(tmp_path):
 def test_only_a_full_container_id_names_a_counter(tmp_path, bad):
     with pytest.raises(ValueError):
         fleet_report.cgroup_cpu_counter(bad, str(tmp_path))
+
+
+# ----------------------------------------------------------------- one setting at a time
+
+@pytest.mark.parametrize("name, section, key, value", [
+    ("pipelining-off", "ssh_connection", "pipelining", "false"),
+    ("forks-5", "defaults", "forks", "5"),
+    ("forks-50", "defaults", "forks", "50"),
+    ("jsonfile-cache", "defaults", "fact_caching", "jsonfile"),
+    ("result-format-json", "defaults", "callback_result_format", "json"),
+    ("no-preload", "defaults", "callbacks_enabled", "gpuops.dlserver.fleet_summary"),
+    ("ssh-args-default", "ssh_connection", "ssh_args", "-C -o ControlMaster=auto -o ControlPersist=60s"),
+    ("gathering-implicit", "defaults", "gathering", "implicit"),
+])
+def test_each_sweep_setting_changes_one_setting_of_the_recommended_cfg(tmp_path, name, section, key, value):
+    import configparser  # pylint: disable=import-outside-toplevel
+    with open(REPO_CFG) as handle:
+        recommended_text = handle.read()
+    text = fleet_report.sweep_cfg(recommended_text, os.path.dirname(REPO_CFG), name, str(tmp_path))
+    changed, base = configparser.ConfigParser(interpolation=None), configparser.ConfigParser(interpolation=None)
+    changed.read_string(text)
+    base.read_string(recommended_text)
+    assert changed.get(section, key) == value
+    assert base.get(section, key, fallback=None) != value   # the recommended file says otherwise
+    differ = set((s, k) for s in changed.sections() for k in changed[s]
+                 if base.get(s, k, fallback=None) != changed.get(s, k))
+    # collections_path is made absolute (the file is written elsewhere); the fact cache needs its directory
+    assert differ - {("defaults", "collections_path"), ("defaults", "fact_caching_connection")} == {(section, key)}
+    if name == "jsonfile-cache":
+        assert changed.get("defaults", "fact_caching_connection") == "%s/facts" % tmp_path
+
+
+def test_an_unknown_sweep_setting_is_named():
+    with pytest.raises(ValueError, match="unknown sweep setting 'x'; known: pipelining-off"):
+        fleet_report.sweep_cfg("[defaults]\n", "/", "x", "/tmp")
+
+
+def test_cfg_with_removes_a_key_given_none():
+    text = fleet_report.cfg_with("[defaults]\nforks = 25\ngathering = smart\n", "/", [("defaults", "forks", None)])
+    assert fleet_report.read_cfg(text)["forks"] == {"value": "5", "source": "default"}
+
+
+def test_sweep_rows_and_their_lines_in_the_table():
+    reference = run("recommended", 4, 20.0, 10.0)
+    slower, cheaper = run("forks-5", 4, 30.0, 10.5), run("no-preload", 4, 19.0, 12.0, noop=False)
+    rows = fleet_report.sweep_table([slower, cheaper], reference)
+    assert [(r["setting"], r["wall_change"], r["cpu_change"]) for r in rows] == [
+        ("forks-5", 50.0, 5.0), ("no-preload", -5.0, 20.0)]
+    text = fleet_report.table({"runs": [], "configs": {}, "sweep": {
+        "size": 4, "reference": {"wall_s": 20.0, "cpu_s": 10.0, "load_1m": [1, 1]}, "rows": rows}})
+    assert "one setting changed at a time, 4 nodes, against the recommended ansible.cfg (20.0 s wall, 10.0 s CPU)" in text
+    assert "forks = 5 (Ansible's default)" in text and "(+50.0 %)" in text
+    assert "callbacks_enabled without gpuops.dlserver.preload" in text and "NOT a clean no-op" in text
