@@ -98,6 +98,6 @@ def test_a_damaged_or_foreign_cache_is_simulated_again_and_replaced(root, text):
 
 def test_no_cache_path_always_simulates(root):
     run = Simulator()
-    for _ in range(2):
+    for _attempt in range(2):
         assert sim.cached_simulation(ARGV, run, "", str(root))[1] is False
     assert run.calls == 2
