@@ -55,7 +55,6 @@ _value:
 
 import os
 
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, read_yaml
