@@ -66,6 +66,15 @@ options:
     description: The pinned package version pattern (C(1.19.1-*)) C(action=verify) checks the packages against.
     type: str
     default: '*'
+  repository:
+    description:
+      - With C(action=resolve), the toolkit's apt repository is checked in the same round trip - the
+        options of M(gpuops.dlserver.package_repository) (C(url), C(key), C(keyring_file), C(sources_file),
+        C(preferences_file), C(header), C(description), C(pin.variable), C(pin.why), ...), checked by the
+        same argument spec; the pin holds RV(packages) at the version of O(inputs) (C(1.19.1-*) for C(1.19.1)).
+      - The answer is RV(repository); a bad option, a key that cannot be fetched or whose checksum or
+        fingerprint does not match fails the module, naming the variable, before anything changes.
+    type: dict
 requirements:
   - Python 3.8 or newer on the host (TOML is read with tomllib on 3.11 and newer, else with the collection's reader)
 notes:
@@ -154,6 +163,13 @@ converged:
   returned: action is resolve
   type: dict
   sample: {current: false, reasons: ["/etc/docker/daemon.json would change (docker)"]}
+repository:
+  description:
+    - With O(repository), what M(gpuops.dlserver.package_repository) returns for it - the C(files) to write,
+      each with C(current) (the host has it so already), C(current) when all are, the checked C(keyring),
+      C(configured_by), C(reason); C(null) without O(repository).
+  returned: action is resolve
+  type: dict
 runtime_config:
   description: The merged content of the toolkit's config.toml to write (C(null) when the file already is so).
   returned: action is runtime
@@ -177,12 +193,14 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import files as core_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_engines as ce
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit as ctk
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
 
 
@@ -360,7 +378,9 @@ def resolve(module, host):
         # the same round trip, so that a converged host runs no further task of the role.
         verified = verification(host, plat, inp, engines['value'], pin, have)
         state['problems'] = verified['problems']
-    return {'problems': [], 'vulnerabilities': verdict, 'installed': have, 'engines': engines,
+    repository = check_repository(host, module.params.get('repository'), list(ctk.PACKAGES), pin)
+    return {'problems': list(repository.get('problems') or []) if repository else [],
+            'vulnerabilities': verdict, 'installed': have, 'engines': engines,
             'present': dict((k, bool(v)) for k, v in present.items()), 'files': files, 'records': records,
             'packages': list(ctk.PACKAGES), 'cdi': cdi, 'smoke': smoke, 'restart': restart, 'version': want, 'pin': pin,
             'install': ['%s=%s' % (name, pin) for name in ctk.PACKAGES],
@@ -369,7 +389,23 @@ def resolve(module, host):
             'runtime': {'current': runtime_result['current'], 'settings': runtime_result['settings']},
             'units': state['units'],
             'verify': verified['verify'] if verified else None,
-            'converged': ctk.converged(state)}
+            'converged': ctk.converged(state),
+            'repository': repository}
+
+
+def check_repository(host, options, packages, pin):
+    """The toolkit's apt repository checked in the resolve's round trip (what
+    gpuops.dlserver.package_repository answers, with the version pin of the resolve), or None
+    without ``repository``. A bad option is a problem naming it; a key that cannot be fetched or
+    trusted raises Failure."""
+    if not options:
+        return None
+    validated = ArgumentSpecValidator(repo_files.OPTIONS).validate(options)
+    if validated.error_messages:
+        return {'problems': ['repository: %s' % message for message in validated.error_messages]}
+    spec = validated.validated_parameters
+    spec['pin'] = dict(spec.get('pin') or {}, packages=packages, version=pin)
+    return repo_files.check(host, spec)
 
 
 def units_state(host, units):
@@ -495,6 +531,7 @@ def main():
             in_container=dict(type='bool', default=False),
             engines=dict(type='list', elements='str', default=[]),
             pin=dict(type='str', default='*'),
+            repository=dict(type='dict'),
         ),
         supports_check_mode=True,
     )

@@ -160,46 +160,19 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            url=dict(type='str', required=True),
-            url_var=dict(type='str', default='the repository URL'),
-            suites=dict(type='list', elements='str', default=['/']),
-            components=dict(type='list', elements='str', default=[]),
-            key=dict(type='dict', required=True, no_log=False, options=dict(
-                url=dict(type='str', required=True),
-                sha256=dict(type='str', default=''),
-                fingerprint=dict(type='str', default=''),
-                url_var=dict(type='str', default='the key URL'),
-                checksum_var=dict(type='str', default='the key checksum'),
-                fingerprint_var=dict(type='str', default='the key fingerprint'),
-            )),
-            keyring_file=dict(type='path', required=True),
-            sources_file=dict(type='path', required=True),
-            preferences_file=dict(type='path'),
-            pin=dict(type='dict'),
-            header=dict(type='str', default=''),
-            description=dict(type='str', default=''),
-            skip_if_configured=dict(type='bool', default=False),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=repo_files.OPTIONS, supports_check_mode=True)
     try:
-        result = repo_files.run(Host(module), module.params)
+        result = repo_files.check(Host(module), module.params)
     except Failure as exc:
         module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
                          problems=[exc.msg])
     if result['problems']:
         module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
-    # each file says whether the host has it so already: the role writes only the others
-    result['files'] = mark_current(result['files'])
-    result['current'] = all(f['current'] for f in result['files'])
     module.exit_json(changed=False, **result)
 
 

@@ -8,7 +8,11 @@
 checked spec and the key record of ``repo_trust.fetch_key`` it returns the files to write,
 or, when another sources file of the host already names the same URL (apt refuses one URL
 with two different ``Signed-By`` keyrings), none, with the reason. ``run`` is the module's one
-call (the edge is ``repo_trust.Host``).
+call (the edge is ``repo_trust.Host``); ``check`` is ``run`` with each file marked ``current``
+(whether the host has it so already), which is what a module returns. ``OPTIONS`` is the
+argument spec of a repository: package_repository's options, and the ``repository`` option of a
+role's read module that checks its repository in the same round trip
+(nvidia_container_toolkit_facts).
 
 Standard library only, Python 3.8+.
 """
@@ -21,10 +25,35 @@ import os
 import shutil
 import tempfile
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_trust
 
 SOURCES_DIR = '/etc/apt/sources.list.d'
+
+# the options of one repository, for AnsibleModule (package_repository, and the ``repository``
+# suboptions of a role's read module)
+OPTIONS = dict(
+    url=dict(type='str', required=True),
+    url_var=dict(type='str', default='the repository URL'),
+    suites=dict(type='list', elements='str', default=['/']),
+    components=dict(type='list', elements='str', default=[]),
+    key=dict(type='dict', required=True, no_log=False, options=dict(
+        url=dict(type='str', required=True),
+        sha256=dict(type='str', default=''),
+        fingerprint=dict(type='str', default=''),
+        url_var=dict(type='str', default='the key URL'),
+        checksum_var=dict(type='str', default='the key checksum'),
+        fingerprint_var=dict(type='str', default='the key fingerprint'),
+    )),
+    keyring_file=dict(type='path', required=True),
+    sources_file=dict(type='path', required=True),
+    preferences_file=dict(type='path'),
+    pin=dict(type='dict'),
+    header=dict(type='str', default=''),
+    description=dict(type='str', default=''),
+    skip_if_configured=dict(type='bool', default=False),
+)
 
 
 def spec_problems(spec):
@@ -98,6 +127,18 @@ def run(host, spec, read_sources=None):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return dict(plan(spec, keyring, []), problems=[], keyring=keyring, url=spec['url'])
+
+
+def check(host, spec, read_sources=None):
+    """``run``, with each file marked ``current`` (the host has it so already: the role writes
+    only the others) and ``current`` true when every file is. Problems stay in ``problems``;
+    a failure to fetch or trust the key raises repo_trust.Failure."""
+    result = run(host, spec, read_sources)
+    if result['problems']:
+        return result
+    result['files'] = mark_current(result['files'])
+    result['current'] = all(f['current'] for f in result['files'])
+    return result
 
 
 def _read_sources(host):

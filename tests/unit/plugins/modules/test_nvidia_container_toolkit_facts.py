@@ -96,8 +96,8 @@ def test_user_files_the_role_cannot_merge_are_named_and_left_alone(etc, engine, 
 
 
 def test_resolve_plans_the_pinned_packages_and_the_crio_dropin(etc):
-    # The repository and its key are gpuops.dlserver.package_repository's (the role's install.yml
-    # through roles/common/tasks/package_repo.yml): tests/unit/plugins/modules/test_package_repository.py.
+    # The key trust of the repository option is tests/unit/plugins/modules/test_package_repository.py's
+    # (the same library and options as package_repository); here the resolve without it.
     args = {"action": "resolve", "platform": platform(etc), "inputs": inputs(engines=["crio"], default_runtime=True)}
     kind, result = run(args)
     assert kind is ExitJson, result.get("msg")
@@ -111,6 +111,65 @@ def test_resolve_plans_the_pinned_packages_and_the_crio_dropin(etc):
     args["inputs"]["keyring_url"] = "http://mirror.example/gpgkey"
     kind, result = run(args)
     assert kind is FailJson and "nvidia_container_toolkit_keyring_checksum" in result["msg"] and "plain http" in result["msg"]
+
+
+def repository(tmp_path, key_path, fingerprint, **extra):
+    spec = {"url": "https://mirror.example/libnvidia-container/stable/deb/amd64/",
+            "url_var": "nvidia_container_toolkit_repo_url",
+            "key": {"url": "file://%s" % key_path, "fingerprint": fingerprint,
+                    "url_var": "nvidia_container_toolkit_keyring_url",
+                    "checksum_var": "nvidia_container_toolkit_keyring_checksum",
+                    "fingerprint_var": "nvidia_container_toolkit_keyring_fingerprint"},
+            "keyring_file": str(tmp_path / "keyrings" / "nvidia-container-toolkit.asc"),
+            "sources_file": str(tmp_path / "sources" / "nvidia-container-toolkit.sources"),
+            "preferences_file": str(tmp_path / "preferences" / "nvidia-container-toolkit.pref"),
+            "pin": {"variable": "nvidia_container_toolkit_version", "why": "only this version"},
+            "header": "# Managed by Ansible", "description": "NVIDIA Container Toolkit"}
+    spec.update(extra)
+    return spec
+
+
+@pytest.mark.skipif(not __import__("shutil").which("gpg"), reason="needs gpg")
+def test_resolve_checks_the_repository_in_the_same_round_trip_with_its_pin(etc, two_key_file, tmp_path):
+    """What package_repository answers, from the resolve's module run: the pin holds the four packages
+    at the resolve's version; each file says whether the host has it already."""
+    path, fprs = two_key_file
+    args = {"action": "resolve", "platform": platform(etc), "inputs": inputs(engines=["crio"]),
+            "repository": repository(tmp_path, path, fprs[0])}
+    kind, result = run(args)
+    assert kind is ExitJson, result.get("msg")
+    repo = result["repository"]
+    assert repo["current"] is False and [f["current"] for f in repo["files"]] == [False, False, False]
+    assert repo["keyring"]["fingerprints"] == [fprs[0]] and repo["keyring"]["dropped"] == [fprs[1]]
+    pin = [f for f in repo["files"] if f["dest"].endswith(".pref")][0]["content"]
+    for name in result["packages"]:
+        assert name in pin
+    assert "Pin: version 1.19.1-*" in pin and "Pin-Priority: 1001" in pin
+    for f in repo["files"]:                   # what package_repo_write.yml leaves
+        os.makedirs(os.path.dirname(f["dest"]), exist_ok=True)
+        with open(f["dest"], "w") as handle:
+            handle.write(f["content"])
+        os.chmod(f["dest"], 0o644)
+    kind, again = run(args)
+    assert again["repository"]["current"] is True
+    # another version moves the pin: only the preferences file is to be written
+    args["inputs"] = inputs(engines=["crio"], version="1.19.2")
+    kind, moved = run(args)
+    assert [os.path.basename(f["dest"]) for f in moved["repository"]["files"] if not f["current"]] == [
+        "nvidia-container-toolkit.pref"]
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ({"keyring_file": "relative/keyring.asc"}, "keyring_file"),
+    ({"url": "https://mirror.example/x\nTypes: deb"}, "nvidia_container_toolkit_repo_url"),
+    ({"surprise": 1}, "repository: "),
+])
+def test_a_bad_repository_option_fails_the_resolve_naming_it(etc, tmp_path, bad, needle):
+    args = {"action": "resolve", "platform": platform(etc), "inputs": inputs(engines=["crio"]),
+            "repository": dict(repository(tmp_path, "/nowhere", "A" * 40), **bad)}
+    kind, result = run(args)
+    assert kind is FailJson and needle in result["msg"], result["msg"]
+    assert not os.path.exists(str(tmp_path / "keyrings"))
 
 
 class EngineHost(object):

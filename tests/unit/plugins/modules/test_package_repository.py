@@ -1,6 +1,7 @@
 """gpuops.dlserver.package_repository, the one way a role adds a repository, and the key trust of
 EVERY role that trusts a key: each include of roles/common/tasks/package_repo.yml found in the roles
-(nvidia_container_toolkit, dcgm_exporter, cuda_toolkit, ...) and nvidia_driver's CUDA key are run against a key
+(dcgm_exporter, cuda_toolkit, ...), each read module's repository option (nvidia_container_toolkit's
+resolve) and nvidia_driver's CUDA key are run against a key
 file holding a second key (real gpg): refused without a fingerprint, naming the role's variable;
 with one, only that key reaches the Signed-By keyring."""
 import glob
@@ -22,8 +23,14 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
 pytestmark = pytest.mark.skipif(not shutil.which("gpg"), reason="needs gpg")
 
 
+# role read modules that check their repository in their own round trip (option ``repository``:
+# the same options and library as package_repository)
+READ_MODULES_WITH_A_REPOSITORY = ("gpuops.dlserver.nvidia_container_toolkit_facts",)
+
+
 def repo_includes():
-    """(role, task file, __common_repo) of every include or import of common's package_repo.yml."""
+    """(role, task file, repository spec) of every include or import of common's package_repo.yml
+    (its __common_repo) and of every read module's ``repository`` option."""
     found = []
     for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "tasks", "*.yml"))):
         role = path.split(os.sep)[-3]
@@ -35,6 +42,9 @@ def repo_includes():
                 inc = task.get("ansible.builtin.include_role") or task.get("ansible.builtin.import_role") or {}
                 if inc.get("tasks_from") == "package_repo.yml":
                     found.append((role, os.path.basename(path), task["vars"]["__common_repo"]))
+                for name in READ_MODULES_WITH_A_REPOSITORY:
+                    if "repository" in (task.get(name) or {}):
+                        found.append((role, os.path.basename(path), task[name]["repository"]))
         with open(path) as handle:
             walk(yaml.safe_load(handle))
     return found
