@@ -117,7 +117,7 @@ options:
     description:
       - Where the answer of C(apt-get --simulate --ignore-hold dist-upgrade) is kept (JSON), with a
         fingerprint of what apt reads (C(/etc/apt), the package lists, C(/var/lib/apt/extended_states),
-        C(/var/lib/dpkg/status): each file's path, size, modification time and inode). While
+        C(/var/lib/dpkg/status) - each file's path, size, modification time and inode). While
         those stay the same, the kept answer is used instead of simulating again (about 1 s of
         CPU per run on a Debian node); an C(apt-get update), an install, a hold or an edited pin
         changes the fingerprint. Check mode reads the file and never writes it.
