@@ -50,17 +50,17 @@ CONTROLLER_ACTIONS = frozenset((
 ))
 
 
+def controller_split():
+    """{main, workers}: user and system CPU seconds of ansible-playbook's own process (the
+    strategy, templating, includes, callbacks) and of the children it has reaped so far
+    (workers, ssh clients)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"main": own.ru_utime + own.ru_stime, "workers": children.ru_utime + children.ru_stime}
+
+
 def controller_cpu():
     """User and system CPU seconds of this process and of the children it has reaped."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def controller_split():
-    """{main, workers}: CPU seconds of ansible-playbook's own process (the strategy, templating,
-    includes, callbacks) and of the children it has reaped so far (workers, ssh clients)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"main": round(own.ru_utime + own.ru_stime, 2), "workers": round(children.ru_utime + children.ru_stime, 2)}
+    return sum(controller_split().values())
 
 
 def node_cpu(paths):
@@ -163,5 +163,5 @@ class CallbackModule(CallbackBase):
             json.dump({"hosts": self.hosts, "recap": recap, "slowest_tasks": self.slowest(),
                        "costliest_tasks": self.costliest(),
                        "node_costliest_tasks": self.costliest(column=3) if self.node_paths else [],
-                       "controller_split": controller_split()},
+                       "controller_split": dict((k, round(v, 2)) for k, v in controller_split().items())},
                       handle, indent=1, sort_keys=True)
