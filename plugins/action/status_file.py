@@ -12,7 +12,11 @@ later call of the same run on the controller when every file it would write alre
 those bytes with root's 0644. Any doubt (another run's digests, a value that is not plain
 JSON, a path with ``$`` or ``~``, a file not seen yet) asks the host. With ``fact``, the
 status is also published as that fact (the role's ``<role>_status``), so the role needs no
-set_fact of its own for it.
+set_fact of its own for it. ``known_files`` hands over the same digests read by another module
+earlier in this run (gpuops.dlserver.gpu_facts' ``status_files``, the probe of site.yml's first
+play), so that even the first call of a run is answered here when it would write the same bytes;
+they are used only while this run has no digests of its own, and a value that is not such a
+mapping is ignored (the host is asked).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,6 +34,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import
 
 FACT = '__gpuops_status_files'
 FACT_NAME_RE = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
+SHA256_RE = re.compile(r'[0-9a-f]{64}')
 PLAN_PATH = '/etc/gpuops/plan.json'
 
 
@@ -72,11 +77,24 @@ def current(known, files):
     return True
 
 
+def known_states(value):
+    """``known_files`` when it is {absolute path: {sha256: hex digest, attrs: bool}} (what
+    file_states returns), else None: anything else is not trusted."""
+    if not isinstance(value, dict):
+        return None
+    for path, state in value.items():
+        if not (isinstance(path, str) and os.path.isabs(path) and isinstance(state, dict)
+                and isinstance(state.get('sha256'), str) and SHA256_RE.fullmatch(state['sha256'])
+                and isinstance(state.get('attrs'), bool)):
+            return None
+    return dict((path, {'sha256': state['sha256'], 'attrs': state['attrs']}) for path, state in value.items())
+
+
 class ActionModule(ActionBase):
     """status_file, asking the host only when this run has not seen the files as they would be."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('path', 'status', 'plan', 'plan_path', 'fact'))
+    _VALID_ARGS = frozenset(('path', 'status', 'plan', 'plan_path', 'fact', 'known_files'))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -84,6 +102,7 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         args = dict(self._task.args)
         fact = args.pop('fact', None)
+        handed = args.pop('known_files', None)
         if fact is not None and not (isinstance(fact, str) and FACT_NAME_RE.fullmatch(fact)):
             result.update(failed=True, msg='status_file: fact must be a variable name, got %r' % (fact,))
             return result
@@ -91,6 +110,11 @@ class ActionModule(ActionBase):
         this_run = run_id()
         seen = task_vars.get(FACT) or (task_vars.get('ansible_facts') or {}).get(FACT)
         known = seen.get('files') if isinstance(seen, dict) and seen.get('run') == this_run else None
+        if not isinstance(known, dict):
+            # this run's first call: the digests another module read this run, when handed over
+            known = known_states(handed)
+            if known is not None:
+                published[FACT] = {'run': this_run, 'files': known}
         files = wanted(args)
         if isinstance(known, dict) and files is not None and current(known, files):
             result.update(changed=False, written=[], diff=[], asked_host=False,

@@ -99,6 +99,17 @@ options:
       - C(0) waits without a limit.
     type: int
     default: 30
+  status_dir:
+    description:
+      - Also return RV(status_files), the digest and attributes of every C(*.json) file in this
+        directory (the directory of the collection's status records and plan, C(/etc/gpuops)), read in
+        the same round trip.
+      - M(gpuops.dlserver.status_file) takes them as its O(gpuops.dlserver.status_file#module:known_files)
+        option, so that the first status record or plan of a run that would write the same bytes is
+        answered on the controller without asking the host again.
+      - Left out, nothing is read there.
+    type: path
+    version_added: 0.2.0
   packages:
     description:
       - Whether to read who installed the driver and the container toolkit (C(auto)); C(disabled) leaves
@@ -158,6 +169,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+status_files:
+  description:
+    - With O(status_dir), every C(*.json) file there (regular, at most 1 MiB) by path, with C(sha256)
+      (its content's digest) and C(attrs) (whether it is root's with mode 0644).
+  returned: when O(status_dir) is set
+  type: dict
+  sample: {"/etc/gpuops/plan.json": {"sha256": "9f2c0e51c3b6d2f8a4e8f5b1c7d9a0e3b2f4c6d8e0a1b3c5d7e9f1a2b4c6d8e0", "attrs": true}}
 ansible_facts:
   description: Facts added to the host.
   returned: always
@@ -293,6 +311,8 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import file_states
+
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.gpu_probe import (
     NVIDIA_SMI_CHOICES,
     NVML_CHOICES,
@@ -312,6 +332,7 @@ ARGUMENT_SPEC = dict(
     nvidia_smi_timeout=dict(type="int", default=30),
     nvml_init_timeout=dict(type="int", default=30),
     packages=dict(type="str", default="auto", choices=["auto", "disabled"]),
+    status_dir=dict(type="path"),
 )
 
 
@@ -324,7 +345,11 @@ def main():
     except Exception as exc:  # never a traceback: say what failed, keep the trace for -vvv
         module.fail_json(msg="gpu_facts failed unexpectedly: %s: %s" % (type(exc).__name__, exc),
                          exception=traceback.format_exc())
-    module.exit_json(changed=False, ansible_facts={"gpuops_gpu": facts})
+    extra = {}
+    if module.params["status_dir"]:
+        # the status records and the plan as they are now: status_file's known_files
+        extra["status_files"] = file_states([module.params["status_dir"]])
+    module.exit_json(changed=False, ansible_facts={"gpuops_gpu": facts}, **extra)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,17 @@ options:
         the same task. Handled by the action plugin.
     type: str
     version_added: 0.2.0
+  known_files:
+    description:
+      - The digest and attributes of the host's status files as another module read them earlier in this
+        run - RV(gpuops.dlserver.gpu_facts#module:status_files), which the probe of C(playbooks/site.yml)'s
+        first play returns - by path, each with C(sha256) and C(attrs) (root's, mode 0644). Handled by the
+        action plugin.
+      - Used only while this run has no digests of its own, so that its first call, too, is answered on the
+        controller when every file it would write already holds those bytes. A value of another shape is
+        ignored (the host is asked).
+    type: dict
+    version_added: 0.2.0
 """
 
 EXAMPLES = r"""
@@ -154,6 +165,7 @@ def main():
             plan=dict(type='dict'),
             plan_path=dict(type='path', default='/etc/gpuops/plan.json'),
             fact=dict(type='str'),
+            known_files=dict(type='dict'),
         ),
         required_by=dict(path=['status']),
         supports_check_mode=True,

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from ansible_collections.gpuops.dlserver.plugins.action.status_file import current, run_id, wanted
+from ansible_collections.gpuops.dlserver.plugins.action.status_file import current, known_states, run_id, wanted
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import file_states, text_digest
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import record_text
 
@@ -151,3 +151,62 @@ def test_a_fact_name_that_is_no_variable_name_fails(tmp_path, run_play):
     assert res.returncode != 0
     assert "status_file: fact must be a variable name" in res.stdout + res.stderr
     assert not (tmp_path / "gpuops").exists()
+
+
+def test_known_states_takes_only_what_file_states_returns():
+    good = {"/etc/gpuops/plan.json": {"sha256": "a" * 64, "attrs": True}}
+    assert known_states(good) == good
+    assert known_states({}) == {}
+    for bad in (None, "text", ["/etc/gpuops/plan.json"],
+                {"relative.json": {"sha256": "a" * 64, "attrs": True}},
+                {"/etc/gpuops/plan.json": {"sha256": "A" * 64, "attrs": True}},
+                {"/etc/gpuops/plan.json": {"sha256": "a" * 64 + "\n", "attrs": True}},
+                {"/etc/gpuops/plan.json": {"sha256": "a" * 63, "attrs": True}},
+                {"/etc/gpuops/plan.json": {"sha256": "a" * 64, "attrs": "yes"}},
+                {"/etc/gpuops/plan.json": {"sha256": "a" * 64}},
+                {"/etc/gpuops/plan.json": "a" * 64}):
+        assert known_states(bad) is None, bad
+
+
+KNOWN_PLAY = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: first, with the digests another module read this run
+      gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: "{{ known }}"}
+      register: first
+    - name: second, the same bytes
+      gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: {}}
+      register: second
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ [first.asked_host, first.changed, second.asked_host, second.changed] | to_json }}"
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the module writes root-owned files")
+@pytest.mark.parametrize("case,expected", [
+    # the files hold what would be written: neither call asks the host
+    ("current", [False, False, False, False]),
+    # the handed digests say a.json differs (edited by hand): the first call asks and repairs it,
+    # the second is answered from what the first call read
+    ("stale", [True, True, False, False]),
+    # not the shape file_states returns: ignored, the host is asked
+    ("malformed", [True, False, False, False]),
+])
+def test_known_files_answer_the_first_call_of_a_run(tmp_path, run_play, case, expected):
+    files = tmp_path / "gpuops"
+    res = run_play(tmp_path, KNOWN_PLAY, None, "dir=%s known={}" % files)
+    assert res.returncode == 0, res.stdout + res.stderr
+    known = file_states([str(files)])
+    assert sorted(known) == [str(files / "a.json"), str(files / "plan.json")]
+    if case == "stale":
+        (files / "a.json").write_text('{"run": "edited by hand"}\n')
+        known = dict(known, **{str(files / "a.json"): {"sha256": text_digest("{}\n"), "attrs": True}})
+    elif case == "malformed":
+        known = {str(files / "a.json"): "not a state"}
+    extra = tmp_path / "known.json"
+    extra.write_text(json.dumps({"dir": str(files), "known": known}))
+    res = run_play(tmp_path, KNOWN_PLAY, None, "@%s" % extra)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads((tmp_path / "out.json").read_text()) == expected
+    assert json.loads((files / "a.json").read_text()) == {"run": True}

@@ -8,6 +8,7 @@ nothing" is checked on the tree it read (a digest before and after) and on the c
 import errno
 import hashlib
 import os
+import stat
 import sys
 import threading
 
@@ -380,3 +381,20 @@ def test_packages_auto_reports_who_installed_the_driver(trees, tmp_path, monkeyp
     assert driver["package_origins"] == {"nvidia-kernel-open-dkms": "other"}
     assert driver["packages_read"] == {"answered": True, "reason": None}
     assert all(env == {"LC_ALL": "C"} for env, dummy in seen) and len(seen) == 3
+
+
+def test_status_dir_returns_the_digests_status_file_takes(trees, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    records = tmp_path / "gpuops"
+    records.mkdir()
+    (records / "plan.json").write_text("{}\n")
+    (records / "notes.txt").write_text("not a record\n")
+    args = _args(trees, "v100-2gpu", tmp_path, nvidia_smi="disabled")
+    assert "status_files" not in _run(args)
+    result = _run(dict(args, status_dir=str(records)))
+    uid_root = os.stat(str(records / "plan.json")).st_uid == 0
+    assert result["status_files"] == {str(records / "plan.json"): {
+        "sha256": hashlib.sha256(b"{}\n").hexdigest(),
+        "attrs": uid_root and stat.S_IMODE(os.stat(str(records / "plan.json")).st_mode) == 0o644}}
+    # a directory that is not there yet (a new host): nothing known, the records are written
+    assert _run(dict(args, status_dir=str(tmp_path / "missing")))["status_files"] == {}
