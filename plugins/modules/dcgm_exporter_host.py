@@ -23,6 +23,9 @@ description:
   - Where all of that is current, it also reads the exporter's metrics page and compares it with the
     counters file (filter C(gpuops.dlserver.dcgm_exporter_verify)'s comparison), so that a converged host
     runs no further task of the role.
+  - With O(repository) (host mode), NVIDIA's CUDA repository DCGM comes from is checked in the same round trip,
+    as M(gpuops.dlserver.package_repository) checks it (the collection's repository library), so that a
+    converged host asks nothing more about it.
   - Fails when host mode has no apt (before any change), naming C(dcgm_exporter_mode).
   - Changes nothing on the host.
 author:
@@ -65,6 +68,17 @@ options:
     description: Seconds to wait for the metrics page (one attempt; the role's verification retries).
     type: int
     default: 10
+  repository:
+    description:
+      - In host mode, the CUDA repository to check in the same round trip - the options of
+        M(gpuops.dlserver.package_repository) (C(url), C(key), C(keyring_file), C(sources_file), C(header),
+        C(description), C(skip_if_configured), ...), checked by the same argument spec.
+      - The answer is RV(repository). A bad option, a key that cannot be fetched or whose checksum or fingerprint
+        does not match fails the module, naming the variable, before anything changes. Where C(gpg) is not
+        installed the key cannot be checked yet; RV(repository) is then null and the role checks the repository
+        again once it installed C(gpg).
+    type: dict
+    version_added: 0.2.0
 """
 
 EXAMPLES = r"""
@@ -97,6 +111,14 @@ converged:
   returned: always
   type: dict
   sample: {current: false, reasons: [the counters file /etc/dcgm-exporter/gpuops-counters.csv would change]}
+repository:
+  description:
+    - With O(repository) in host mode, what M(gpuops.dlserver.package_repository) returns for it - the C(files)
+      to write, each with C(current) (the host has it so already), C(current) when all are, the checked
+      C(keyring), C(configured_by), C(reason); null without O(repository), in container mode, and where C(gpg)
+      is not installed yet.
+  returned: always
+  type: dict
 """
 
 import os
@@ -108,6 +130,8 @@ from ansible.module_utils.urls import open_url
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import files as core_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_host
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm_verify import verify_metrics
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_files
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
 
 UNIT_RE = re.compile(r'[A-Za-z0-9@_.:-]{1,255}')
 URL_RE = re.compile(r'http://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}/metrics')
@@ -148,13 +172,14 @@ def main():
             hostengine_service=dict(type='str', default=dcgm_host.HOSTENGINE),
             backend=dict(type='str', required=True),
             page_timeout=dict(type='int', default=10),
+            repository=dict(type='dict'),
         ),
         supports_check_mode=True,
     )
     params = module.params
     config = params['config']
     if not config.get('run'):
-        module.exit_json(changed=False, host={}, verified=None,
+        module.exit_json(changed=False, host={}, verified=None, repository=None,
                          converged={'current': True, 'reasons': [], 'note': 'the role does nothing here'})
     mode = config.get('mode')
     if mode == 'host' and params['backend'] != 'apt':
@@ -190,7 +215,21 @@ def main():
             module.fail_json(msg='verify_url %r is not the exporter\'s metrics URL' % (url,))
         state['page'] = read_page(url, config.get('metric_names') or [], params['page_timeout'])
         verdict = dcgm_host.converged(config, state, params['service'], params['hostengine_service'])
-    module.exit_json(changed=False, host=state, verified=state['page'], converged=verdict)
+    module.exit_json(changed=False, host=state, verified=state['page'], converged=verdict,
+                     repository=check_repository(module, params['repository']) if state['gpg'] else None)
+
+
+def check_repository(module, options):
+    """The CUDA repository (host mode), checked as package_repository checks it; fails the module on
+    a bad option or a key that cannot be fetched or trusted, naming the variable."""
+    try:
+        result = repo_files.check_option(Host(module), options)
+    except Failure as exc:
+        module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
+                         problems=[exc.msg])
+    if result and result['problems']:
+        module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), problems=result['problems'])
+    return result
 
 
 if __name__ == '__main__':

@@ -193,7 +193,6 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import files as core_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_engines as ce
@@ -378,7 +377,10 @@ def resolve(module, host):
         # the same round trip, so that a converged host runs no further task of the role.
         verified = verification(host, plat, inp, engines['value'], pin, have)
         state['problems'] = verified['problems']
-    repository = check_repository(host, module.params.get('repository'), list(ctk.PACKAGES), pin)
+    # the toolkit's apt repository, checked in this round trip (what package_repository answers, with
+    # the version pin of the resolve)
+    repository = repo_files.check_option(host, module.params.get('repository'),
+                                         {'packages': list(ctk.PACKAGES), 'version': pin})
     return {'problems': list(repository.get('problems') or []) if repository else [],
             'vulnerabilities': verdict, 'installed': have, 'engines': engines,
             'present': dict((k, bool(v)) for k, v in present.items()), 'files': files, 'records': records,
@@ -391,21 +393,6 @@ def resolve(module, host):
             'verify': verified['verify'] if verified else None,
             'converged': ctk.converged(state),
             'repository': repository}
-
-
-def check_repository(host, options, packages, pin):
-    """The toolkit's apt repository checked in the resolve's round trip (what
-    gpuops.dlserver.package_repository answers, with the version pin of the resolve), or None
-    without ``repository``. A bad option is a problem naming it; a key that cannot be fetched or
-    trusted raises Failure."""
-    if not options:
-        return None
-    validated = ArgumentSpecValidator(repo_files.OPTIONS).validate(options)
-    if validated.error_messages:
-        return {'problems': ['repository: %s' % message for message in validated.error_messages]}
-    spec = validated.validated_parameters
-    spec['pin'] = dict(spec.get('pin') or {}, packages=packages, version=pin)
-    return repo_files.check(host, spec)
 
 
 def units_state(host, units):

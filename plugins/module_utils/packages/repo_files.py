@@ -11,10 +11,10 @@ with two different ``Signed-By`` keyrings), none, with the reason. ``run`` is th
 call (the edge is ``repo_trust.Host``); ``check`` is ``run`` with each file marked ``current``
 (whether the host has it so already), which is what a module returns. ``OPTIONS`` is the
 argument spec of a repository: package_repository's options, and the ``repository`` option of a
-role's read module that checks its repository in the same round trip
-(nvidia_container_toolkit_facts).
+role's read module that checks its repository in the same round trip (nvidia_container_toolkit_facts,
+dcgm_exporter_host), which ``check_option`` validates and checks.
 
-Standard library only, Python 3.8+.
+Standard library and ansible.module_utils only, Python 3.8+.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,6 +24,8 @@ __metaclass__ = type
 import os
 import shutil
 import tempfile
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
@@ -139,6 +141,23 @@ def check(host, spec, read_sources=None):
     result['files'] = mark_current(result['files'])
     result['current'] = all(f['current'] for f in result['files'])
     return result
+
+
+def check_option(host, options, pin=None):
+    """The ``repository`` option of a role's read module, checked in that module's round trip:
+    what package_repository answers for the same options (``check``), with ``pin`` (its
+    ``packages`` and ``version``, which the read module decided) merged into the option's pin;
+    None without options. A bad option is a problem naming it; a key that cannot be fetched or
+    trusted raises repo_trust.Failure."""
+    if not options:
+        return None
+    validated = ArgumentSpecValidator(OPTIONS).validate(options)
+    if validated.error_messages:
+        return {'problems': ['repository: %s' % message for message in validated.error_messages]}
+    spec = validated.validated_parameters
+    if pin is not None:
+        spec['pin'] = dict(spec.get('pin') or {}, **pin)
+    return check(host, spec)
 
 
 def _read_sources(host):

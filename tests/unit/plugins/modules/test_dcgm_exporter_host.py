@@ -94,3 +94,74 @@ def test_host_mode_without_apt_fails_naming_the_variable(host):
     host["args"]["backend"] = "dnf"
     kind, result = run(host["args"])
     assert kind is FailJson and "dcgm_exporter_mode" in result["msg"] and "dnf" in result["msg"]
+
+
+def cuda_repository(tmp_path, key_path, fingerprint, **extra):
+    """The role's repository option (vars/main.yml __dcgm_exporter_repository) for a local key file."""
+    spec = {"url": "https://mirror.example/cuda/debian12/x86_64/", "url_var": "gpuops_cuda_repo_base_url",
+            "key": {"url": "file://%s" % key_path, "fingerprint": fingerprint,
+                    "url_var": "gpuops_cuda_repo_key_url", "checksum_var": "gpuops_cuda_repo_key_checksum",
+                    "fingerprint_var": "gpuops_cuda_repo_key_fingerprint"},
+            "keyring_file": str(tmp_path / "keyrings" / "gpuops-dcgm.asc"),
+            "sources_file": str(tmp_path / "sources" / "gpuops-dcgm.sources"),
+            "header": "# Managed by Ansible", "description": "NVIDIA's CUDA repository, for DCGM"}
+    spec.update(extra)
+    return spec
+
+
+@pytest.mark.skipif(not __import__("shutil").which("gpg"), reason="needs gpg")
+def test_host_read_checks_the_repository_in_the_same_round_trip(host, two_key_file, tmp_path):
+    """What package_repository answers, from the host read (real gpg): only the wanted key reaches the
+    keyring; each file says whether the host has it already; written so, the next read finds it current."""
+    path, fprs = two_key_file
+    args = dict(host["args"], repository=cuda_repository(tmp_path, path, fprs[0]))
+    kind, result = run(args)
+    assert kind is ExitJson, result.get("msg")
+    repo = result["repository"]
+    assert repo["keyring"]["fingerprints"] == [fprs[0]] and repo["keyring"]["dropped"] == [fprs[1]]
+    assert repo["current"] is False and sorted(os.path.basename(f["dest"]) for f in repo["files"]) == [
+        "gpuops-dcgm.asc", "gpuops-dcgm.sources"]
+    # the exporter itself is converged either way: the repository is the role's other question
+    assert result["converged"]["current"] is True
+    for item in repo["files"]:
+        os.makedirs(os.path.dirname(item["dest"]), exist_ok=True)
+        with open(item["dest"], "w") as handle:
+            handle.write(item["content"])
+        os.chmod(item["dest"], 0o644)
+    kind, again = run(args)
+    assert kind is ExitJson and again["repository"]["current"] is True
+
+
+@pytest.mark.skipif(not __import__("shutil").which("gpg"), reason="needs gpg")
+@pytest.mark.parametrize("checksum,needle", [
+    # a problem of the options (nothing to check the key by)
+    (False, "cannot be checked: set gpuops_cuda_repo_key_fingerprint"),
+    # a failure of the key itself (gpg finds a second key, no fingerprint tells them apart)
+    (True, "carries 2 keys"),
+])
+def test_a_key_that_fails_its_checks_fails_the_read_naming_the_variable(host, two_key_file, tmp_path, checksum, needle):
+    path, dummy = two_key_file
+    extra = {}
+    if checksum:
+        extra = {"sha256": "sha256:" + __import__("hashlib").sha256(path.read_bytes()).hexdigest()}
+    spec = cuda_repository(tmp_path, path, "")
+    spec["key"].update(extra)
+    kind, result = run(dict(host["args"], repository=spec))
+    assert kind is FailJson and needle in result["msg"], result["msg"]
+    assert "gpuops_cuda_repo_key_fingerprint" in result["msg"]
+
+
+def test_a_bad_repository_option_fails_the_read_naming_it(host, tmp_path):
+    bad = dict(cuda_repository(tmp_path, "/nowhere", "A" * 40), surprise=1)
+    kind, result = run(dict(host["args"], repository=bad))
+    assert kind is FailJson and "repository: " in result["msg"] and "surprise" in result["msg"]
+
+
+def test_without_gpg_the_repository_waits_for_the_role_to_install_it(host, tmp_path, monkeypatch):
+    """The key cannot be checked without gpg: repository null (main.yml installs gpg and checks it
+    then), the read itself answers; nothing is fetched."""
+    host["gpg"].unlink()
+    monkeypatch.setattr(mod.repo_files, "check_option", lambda *a, **k: pytest.fail("checked without gpg"))
+    kind, result = run(dict(host["args"], repository=cuda_repository(tmp_path, "/nowhere", "A" * 40)))
+    assert kind is ExitJson and result["repository"] is None
+    assert result["host"]["gpg"] is False and "gpg is not installed" in " ".join(result["converged"]["reasons"])

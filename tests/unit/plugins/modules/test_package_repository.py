@@ -1,12 +1,13 @@
 """gpuops.dlserver.package_repository, the one way a role adds a repository, and the key trust of
 EVERY role that trusts a key: each include of roles/common/tasks/package_repo.yml found in the roles
 (dcgm_exporter, cuda_toolkit, ...), each read module's repository option (nvidia_container_toolkit's
-resolve) and nvidia_driver's CUDA key are run against a key
+resolve, dcgm_exporter's host read) and nvidia_driver's CUDA key are run against a key
 file holding a second key (real gpg): refused without a fingerprint, naming the role's variable;
 with one, only that key reaches the Signed-By keyring."""
 import glob
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 
@@ -25,7 +26,20 @@ pytestmark = pytest.mark.skipif(not shutil.which("gpg"), reason="needs gpg")
 
 # role read modules that check their repository in their own round trip (option ``repository``:
 # the same options and library as package_repository)
-READ_MODULES_WITH_A_REPOSITORY = ("gpuops.dlserver.nvidia_container_toolkit_facts",)
+READ_MODULES_WITH_A_REPOSITORY = ("gpuops.dlserver.nvidia_container_toolkit_facts",
+                                  "gpuops.dlserver.dcgm_exporter_host")
+ROLE_VAR_RE = re.compile(r"\{\{ *(__[a-z0-9_]+) *(?:if [^}]*)?\}\}")
+
+
+def resolved(role, spec):
+    """The repository spec itself: a task may name it by a role variable (``{{ __<role>_repository }}``,
+    alone or under a condition), defined once in the role's vars/main.yml."""
+    if isinstance(spec, dict):
+        return spec
+    found = ROLE_VAR_RE.fullmatch(" ".join(str(spec).split()))
+    assert found, "%s: the repository spec %r is neither a mapping nor one role variable" % (role, spec)
+    with open(os.path.join(REPO, "roles", role, "vars", "main.yml")) as handle:
+        return yaml.safe_load(handle)[found.group(1)]
 
 
 def repo_includes():
@@ -41,10 +55,10 @@ def repo_includes():
                     walk(task["block"])
                 inc = task.get("ansible.builtin.include_role") or task.get("ansible.builtin.import_role") or {}
                 if inc.get("tasks_from") == "package_repo.yml":
-                    found.append((role, os.path.basename(path), task["vars"]["__common_repo"]))
+                    found.append((role, os.path.basename(path), resolved(role, task["vars"]["__common_repo"])))
                 for name in READ_MODULES_WITH_A_REPOSITORY:
                     if "repository" in (task.get(name) or {}):
-                        found.append((role, os.path.basename(path), task[name]["repository"]))
+                        found.append((role, os.path.basename(path), resolved(role, task[name]["repository"])))
         with open(path) as handle:
             walk(yaml.safe_load(handle))
     return found
