@@ -574,7 +574,7 @@ def summarize(result):
     for config, entry in result["configs"].items():
         runs = [run for run in result["runs"] if run["config"] == config]
         if runs:
-            entry["stats"] = fleet_report.config_stats(runs)
+            entry["stats"] = fleet_report.config_stats(runs, result["controller"].get("cpus"))
             entry["budget"] = fleet_report.budget_checks(runs, entry["stats"])
     result["configs"] = dict((name, entry) for name, entry in result["configs"].items() if "stats" in entry)
 

@@ -305,10 +305,11 @@ def median(values):
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
 
 
-def config_stats(runs):
+def config_stats(runs, cpus=None):
     """Marginal cost of an added node for one configuration's runs (several per size allowed:
     the median of each size is used): least-squares slope over all sizes of wall and CPU
-    seconds, and the slope as a fraction of the one-node run."""
+    seconds, and the slope as a fraction of the one-node run; with ``cpus`` (the controller's)
+    and every run's controller_split, also ``separate_machines`` (separate_estimate)."""
     by_size = {}
     for run in runs:
         by_size.setdefault(run["nodes"], []).append(run)
@@ -324,7 +325,33 @@ def config_stats(runs):
             "marginal_wall_fraction": round(wall_slope / wall[0][1], 3) if wall[0][1] else None,
             "marginal_cpu_fraction": round(cpu_slope / cpu[0][1], 3) if cpu[0][1] else None,
         })
+        estimate = separate_estimate(by_size, cpus, wall[0][1])
+        if estimate:
+            stats["separate_machines"] = estimate
     return stats
+
+
+def separate_estimate(by_size, cpus, one_node_wall):
+    """What an added node would cost against nodes that do not share the controller's CPUs, from
+    the measured split of the controller's CPU (the median of each size): ``ansible-playbook``'s
+    own process runs serially (its slope is a floor), its workers spread over ``cpus``, so an added
+    node costs max(main, (main + workers) / cpus) seconds of wall. An estimate from measured figures,
+    not a measurement: None without ``cpus``, two sizes, or a split in every run. Also the slope of
+    the nodes' own CPU (which separate machines would not share), where every run has it."""
+    sizes = sorted(by_size)
+    if not cpus or len(sizes) < 2 or not one_node_wall:
+        return None
+    if not all(isinstance(r.get("controller_split"), dict) for rs in by_size.values() for r in rs):
+        return None
+    main = slope([(n, median([r["controller_split"]["main"] for r in by_size[n]])) for n in sizes])
+    workers = slope([(n, median([r["controller_split"]["workers"] for r in by_size[n]])) for n in sizes])
+    wall = max(main, (main + workers) / float(cpus))
+    out = {"main_cpu_s": round(main, 2), "workers_cpu_s": round(workers, 2), "cpus": cpus,
+           "wall_s": round(wall, 2), "fraction": round(wall / one_node_wall, 3)}
+    if all(isinstance(r.get("node_cpu_s"), dict) and r["node_cpu_s"] for rs in by_size.values() for r in rs):
+        out["node_cpu_s"] = round(slope([(n, median([sum(r["node_cpu_s"].values()) for r in by_size[n]]))
+                                         for n in sizes]), 2)
+    return out
 
 
 # --------------------------------------------------------------------------- budget
@@ -421,6 +448,14 @@ def table(result):
             lines.append("%s: an added node costs %.2f s wall (%.0f %% of the %d-node run), %.2f s controller CPU"
                          % (config, stats["marginal_wall_s"], 100 * (stats["marginal_wall_fraction"] or 0),
                             stats["baseline_nodes"], stats["marginal_cpu_s"]))
+        separate = stats.get("separate_machines")
+        if separate:
+            lines.append("  against separate machines (an estimate from the controller's split): %.2f s wall per added "
+                         "node, %.0f %% of the %d-node run (ansible-playbook %.2f s serial, workers %.2f s over %d "
+                         "CPUs)%s" % (separate["wall_s"], 100 * separate["fraction"], stats["baseline_nodes"],
+                                      separate["main_cpu_s"], separate["workers_cpu_s"], separate["cpus"],
+                                      "; the node's own CPU %.2f s, not shared there" % separate["node_cpu_s"]
+                                      if "node_cpu_s" in separate else ""))
         for check in entry["budget"]:
             shown, limit = format_budget_value(check)
             verdict = "PASS" if check["passed"] else "FAIL"

@@ -224,6 +224,42 @@ def test_config_stats_uses_the_median_of_each_size():
     assert stats["marginal_wall_fraction"] == pytest.approx(stats["marginal_wall_s"] / 22.0, abs=1e-3)
 
 
+def split_run(nodes, wall, main, workers, node_cpu=None):
+    summary = run("r", nodes, wall, main + workers)
+    summary["controller_split"] = {"main": main, "workers": workers}
+    if node_cpu is not None:
+        summary["node_cpu_s"] = dict(("n%d" % i, node_cpu) for i in range(nodes))
+    return summary
+
+
+@pytest.mark.parametrize("main_slope, workers_slope, cpus, wall", [
+    # the workers spread over the CPUs: (1 + 2) / 2
+    (1.0, 2.0, 2, 1.5),
+    # ansible-playbook's own serial work is the floor
+    (2.0, 1.0, 4, 2.0),
+    (1.0, 2.0, 1, 3.0),
+])
+def test_separate_machines_estimate_from_the_controllers_split(main_slope, workers_slope, cpus, wall):
+    runs = [split_run(n, 10.0 + 3 * (n - 1), 2.0 + main_slope * (n - 1), 3.0 + workers_slope * (n - 1), 3.5)
+            for n in (1, 4, 8)]
+    estimate = fleet_report.config_stats(runs, cpus)["separate_machines"]
+    assert estimate["main_cpu_s"] == pytest.approx(main_slope) and estimate["workers_cpu_s"] == pytest.approx(workers_slope)
+    assert estimate["wall_s"] == pytest.approx(wall) and estimate["fraction"] == pytest.approx(wall / 10.0, abs=1e-3)
+    # every node costs its own 3.5 s of CPU: the slope of the nodes' sum
+    assert estimate["node_cpu_s"] == pytest.approx(3.5) and estimate["cpus"] == cpus
+    report = fleet_report.table({"runs": runs, "controller": {"cpus": cpus},
+                                 "configs": {"r": {"stats": fleet_report.config_stats(runs, cpus), "budget": []}}})
+    assert "against separate machines (an estimate from the controller's split): %.2f s" % wall in report
+
+
+def test_separate_machines_estimate_needs_the_cpus_and_every_split():
+    runs = [split_run(n, 10.0 + n, 2.0 + n, 3.0 + n) for n in (1, 4)]
+    assert "separate_machines" not in fleet_report.config_stats(runs)
+    assert "node_cpu_s" not in fleet_report.config_stats(runs, 2)["separate_machines"]
+    del runs[1]["controller_split"]
+    assert "separate_machines" not in fleet_report.config_stats(runs, 2)
+
+
 def test_config_stats_of_one_size_has_no_marginal():
     stats = fleet_report.config_stats([run("r", 1, 20.0, 10.0)])
     assert "marginal_wall_s" not in stats
