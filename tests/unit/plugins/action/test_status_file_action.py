@@ -172,7 +172,8 @@ KNOWN_PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
     - name: first, with the digests another module read this run
-      gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: "{{ known }}"}
+      gpuops.dlserver.status_file:
+        {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: "{{ known }}"}
       register: first
     - name: second, the same bytes
       gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: {}}
