@@ -131,7 +131,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core import files 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_host
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm_verify import verify_metrics
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_files
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
 
 UNIT_RE = re.compile(r'[A-Za-z0-9@_.:-]{1,255}')
 URL_RE = re.compile(r'http://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}/metrics')
@@ -225,10 +225,9 @@ def check_repository(module, options):
     try:
         result = repo_files.check_option(Host(module), options)
     except Failure as exc:
-        module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
-                         problems=[exc.msg])
+        exc.fail_json(module)
     if result and result['problems']:
-        module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), problems=result['problems'])
+        fail_problems(module, {'problems': result['problems']})
     return result
 
 

@@ -200,7 +200,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import con
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_files
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
 
 
 def read(path):
@@ -527,13 +527,12 @@ def main():
     try:
         result = action(module, host)
     except Failure as exc:
-        module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
-                         problems=[exc.msg])
+        exc.fail_json(module)
     if result['problems'] and action is verify and module.check_mode:
         # a dry run where the role would change something: the host is not what a run leaves
         module.warn('check mode: the host does not pass verification yet: %s' % '; '.join(result['problems']))
     elif result['problems']:
-        module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
+        fail_problems(module, result)
     module.exit_json(changed=False, **result)
 
 

@@ -243,7 +243,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
 
 
 def inputs(module, host):
@@ -274,10 +274,9 @@ def main():
         else:
             result = getattr(driver_resolve, module.params['action'])(module.params, host)
     except Failure as exc:
-        module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
-                         problems=[exc.msg])
+        exc.fail_json(module)
     if result['problems']:
-        module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
+        fail_problems(module, result)
     # each file says whether the host has it so already: the role writes only the others
     if result.get('repo_files'):
         result['repo_files'] = mark_current(result['repo_files'])
@@ -288,8 +287,7 @@ def main():
         try:
             result.update(driver_resolve.fast_path(module.params, host, result))
         except Failure as exc:
-            module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
-                             problems=[exc.msg])
+            exc.fail_json(module)
     module.exit_json(changed=False, **result)
 
 

@@ -161,7 +161,7 @@ problems:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_files
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
 
 
 def main():
@@ -169,10 +169,9 @@ def main():
     try:
         result = repo_files.check(Host(module), module.params)
     except Failure as exc:
-        module.fail_json(msg='%s.' % exc.msg.rstrip('.'), rc=exc.rc, stderr=exc.stderr, stdout=exc.stdout,
-                         problems=[exc.msg])
+        exc.fail_json(module)
     if result['problems']:
-        module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
+        fail_problems(module, result)
     module.exit_json(changed=False, **result)
 
 

@@ -39,6 +39,17 @@ class Failure(Exception):
         super(Failure, self).__init__(msg)
         self.msg, self.rc, self.stderr, self.stdout = msg, rc, stderr, stdout
 
+    def fail_json(self, module):
+        """Fail ``module`` with this failure: its message (ending in one period), rc, stderr, stdout,
+        and the message as the one problem."""
+        module.fail_json(msg='%s.' % self.msg.rstrip('.'), rc=self.rc, stderr=self.stderr, stdout=self.stdout,
+                         problems=[self.msg])
+
+
+def fail_problems(module, result):
+    """Fail ``module`` with ``result``, naming every one of its ``problems`` (joined, ending in one period)."""
+    module.fail_json(msg='%s.' % '; '.join(result['problems']).rstrip('.'), **result)
+
 
 class Host(object):
     """The edge: commands, files, downloads."""
