@@ -53,11 +53,16 @@ _value:
   type: str
 """
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.download_failure import message
 
 
 def download_failure(result, urls, role_text):
-    return message(result, urls, role_text)
+    try:
+        return message(result, urls, str(role_text))
+    except ValueError as exc:
+        raise AnsibleFilterError('gpuops.dlserver.download_failure: %s' % exc)
 
 
 class FilterModule(object):

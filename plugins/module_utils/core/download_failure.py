@@ -31,7 +31,10 @@ def failed_url(result, urls):
     no variable's); ``status``: the HTTP status (None when there was no answer); ``what``: one
     sentence for the message.
     """
-    result = result or {}
+    if not isinstance(result, dict):
+        raise ValueError('the failed result must be a dict (ansible_failed_result), got %r' % (result,))
+    if not isinstance(urls, dict) or not all(isinstance(v, str) for v in urls.values()):
+        raise ValueError('urls must map each variable to the URL derived from it, got %r' % (urls,))
     msg = str(result.get('msg') or '')
     status = result.get('status_code')
     match = _NO_CHECKSUM.search(msg)

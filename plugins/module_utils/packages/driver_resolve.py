@@ -147,10 +147,7 @@ def resolve(p, host):
     headers_install = [h['package'] for h in header_rows if not h['installed'] and h['available']] if load else []
     files, repo_files = render_files(plat, pk, result, keys, debian, url, keyring, repo_text, facts['flavour'],
                                      companion_pins(pk, versions, have, backend))
-    # newer versions the pin or the hold keeps back (a security update of the driver), as os_tuning does for kernels
-    watched = [n for n in set(result['pinned']) | set(pk['persistenced']) | set(pk['fabric_manager']) if n in have]
-    held_back = held_updates.read(host, watched, [n for n in watched if have[n].get('held')]) if backend == 'apt' \
-        else dict(held_updates.NOT_CHECKED, reason='not checked: the dnf version lock is not read yet')
+    held_back = driver_held_back(host, backend, result['pinned'], pk, have)
     ctx = {'load': load, 'load_reason': load_reason, 'repo_text': repo_text, 'fm_repo_text': fm_repo_text,
            'held_back': held_back,
            'debian': debian, 'url': url, 'keyring': keyring, 'kernels': kernel_list, 'headers': header_rows,
@@ -166,6 +163,15 @@ def resolve(p, host):
             'config_files': config_files(plat, files),
             'cuda_url': url, 'keyring': keyring, 'files': files,
             'activation': act, 'secure_boot': sb, 'initramfs': initramfs, 'status': status, 'problems': problems}
+
+
+def driver_held_back(host, backend, pinned, pk, have):
+    """Newer versions the pin or the hold keeps back from the installed driver packages and their
+    companions (a security update of the driver), as os_tuning reports kernels: held_updates.read."""
+    if backend != 'apt':
+        return dict(held_updates.NOT_CHECKED, reason='not checked: the dnf version lock is not read yet')
+    watched = [n for n in set(pinned) | set(pk['persistenced']) | set(pk['fabric_manager']) if n in have]
+    return held_updates.read(host, watched, [n for n in watched if have[n].get('held')])
 
 
 def companion_pins(pk, versions, have, backend):
@@ -292,7 +298,7 @@ def status_record(inp, plat, plan, pk, result, files, ctx):
         'reboot': {'action': act['action'], 'reason': act['reason'],
                    'pending': act['reboot']['action'] in ('deferred', 'skipped'),
                    'decision': act['reboot']},
-        'security_updates_held_back': ctx.get('held_back') or held_updates.NOT_CHECKED,
+        'security_updates_held_back': ctx.get('held_back') or dict(held_updates.NOT_CHECKED),
         'dpkg_lock_waited_s': ctx['lock']['waited'],
         'package_index': repo.index_status(ctx['index']),
     }

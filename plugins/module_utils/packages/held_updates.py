@@ -111,10 +111,7 @@ def held_back(policy_text, files_text, watched, holds=(), role='nvidia_driver'):
     ``is_security``; ``security`` those whose newest newer version comes from a security archive
     (the newest such version when a newer non-security one also exists); ``take``: what would
     take the security updates (None when there are none)."""
-    try:
-        table = apt_policy.parse(policy_text, strict=False)
-    except apt_policy.AptPolicyError as exc:  # strict=False never raises; kept for a changed parser
-        return {'checked': False, 'updates': [], 'security': [], 'reason': 'not checked: %s' % exc, 'take': None}
+    table = apt_policy.parse(policy_text, strict=False)  # lenient: a line it does not know is skipped
     releases = parse_package_files(files_text)
     updates = []
     for name in sorted(set(watched)):

@@ -81,3 +81,20 @@ def test_read_runs_apt_cache_twice_and_says_unchecked_on_failure():
     assert failed["checked"] is False and "E: broken cache" in failed["reason"] and failed["security"] == []
     assert held_updates.read(FakeHost([]), [])["checked"] is False
     assert held_updates.summary_line(failed) == ""
+
+
+def test_the_driver_resolve_hook_watches_the_installed_pinned_packages_and_companions():
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
+    case = CASES[0]
+    host = FakeHost([(0, text(case, "policy"), ""), (0, text(case, "files"), "")])
+    pk = {"persistenced": ["nvidia-persistenced"], "fabric_manager": ["nvidia-fabricmanager-535"]}
+    have = {"nvidia-driver": {"version": "535.261.03-1~deb12u1", "held": True},
+            "nvidia-smi": {"version": "535.261.03-1~deb12u1", "held": False},
+            "nvidia-persistenced": {"version": "535.171.04-1", "held": False}}
+    got = driver_resolve.driver_held_back(host, "apt", ["nvidia-driver", "nvidia-smi", "libcuda1"], pk, have)
+    # libcuda1 and Fabric Manager are not installed here: not asked about
+    assert host.calls[0] == ["apt-cache", "policy", "nvidia-driver", "nvidia-persistenced", "nvidia-smi"]
+    assert [(u["name"], u["kept_by"]) for u in got["security"]] == [
+        ("nvidia-driver", "the dpkg hold"), ("nvidia-smi", "the version pin (candidate 535.261.03-1~deb12u1)")]
+    el = driver_resolve.driver_held_back(FakeHost([]), "dnf", ["nvidia-driver"], pk, have)
+    assert el["checked"] is False and "dnf" in el["reason"]
