@@ -251,8 +251,8 @@ $(PUBLISH_VENV)/.stamp: requirements/publish.txt
 publish-check: setup publish-setup
 	VENV=$(VENV) PUBLISH_VENV=$(PUBLISH_VENV) $(BIN)/python tools/publish_check.py $(PUBLISH_ARGS)
 
-## ee-context: the execution environment's build context in .cache/ee/context, with the built tarball
-## in place of Galaxy's (tools/ee_context.py; then: podman build -t gpuops-dlserver-ee:<version> .cache/ee/context)
+## ee-context: the execution environment's build context in .cache/ee/context, from the built tarball
+## alone: its own definition, which installs it (tools/ee_context.py; then: podman build -t gpuops-dlserver-ee:<version> .cache/ee/context)
 ee-context: build publish-setup
 	$(BIN)/python tools/ee_context.py --builder $(PUBLISH_VENV)/bin/ansible-builder
 

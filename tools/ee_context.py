@@ -1,15 +1,16 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The execution environment's build context, with this checkout's tarball instead of Galaxy's.
+"""The execution environment's build context, from the collection's release tarball alone.
 
-execution-environment/execution-environment.yml installs gpuops.dlserver from Galaxy (or the
-Automation Hub of ansible.cfg), where the collection is not published yet. `make ee-context`
-builds the tarball and runs this: it writes a copy of the definition whose galaxy requirements
-install the tarball (copied into the context by additional_build_files; community.general and
-kubernetes.core still come from the collection server when the image is built), runs
-`ansible-builder create` into <out>/context, and checks that the context holds the tarball, the
-requirements that install it and, inside the tarball, the Python requirements (bcrypt) that
-ansible-builder's introspection reads at build time. Then, where a registry and the package
-indexes are reachable:
+execution-environment/execution-environment.yml installs gpuops.dlserver from its release tarball
+(``additional_build_files`` copies ``gpuops-dlserver-<version>.tar.gz`` from beside the definition
+into the context; ``requirements.yml`` installs it as a file; community.general and kubernetes.core
+still come from the collection server when the image is built). `make ee-context` builds the
+tarball and runs this, which reads nothing of the checkout: it unpacks the tarball into
+<out>/unpacked, takes the definition from the tarball's own ``execution-environment/``, puts the
+tarball beside it in <out>/definition, runs `ansible-builder create` into <out>/context, and checks
+that the definition installs this tarball, and that the context holds the tarball, the requirements
+that install it and, inside the tarball, the Python requirements (bcrypt) that ansible-builder's
+introspection reads at build time. Then, where a registry and the package indexes are reachable:
 
     podman build -t gpuops-dlserver-ee:<version> .cache/ee/context
 
@@ -19,7 +20,7 @@ indexes are reachable:
 from __future__ import print_function
 
 import argparse
-import copy
+import json
 import os
 import shutil
 import subprocess
@@ -29,8 +30,7 @@ import tarfile
 import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
-EE_DEFINITION = os.path.join(REPO, 'execution-environment', 'execution-environment.yml')
-LOCAL_REQUIREMENTS = 'requirements-local.yml'
+EE_DIR = 'execution-environment'
 TARBALL_DEST = 'collections'
 
 
@@ -44,15 +44,39 @@ def declared(text):
     return [line.split('#')[0].strip() for line in text.splitlines() if line.split('#')[0].strip()]
 
 
-def local_definition(definition, tarball_name):
-    """(definition, galaxy requirements) that install ``tarball_name`` instead of asking a server for it."""
-    out = copy.deepcopy(definition)
-    out.setdefault('dependencies', {})['galaxy'] = LOCAL_REQUIREMENTS
-    files = [f for f in out.get('additional_build_files') or [] if f.get('src') != tarball_name]
-    files.append({'src': tarball_name, 'dest': TARBALL_DEST})
-    out['additional_build_files'] = files
-    requirements = {'collections': [{'name': '%s/%s' % (TARBALL_DEST, tarball_name), 'type': 'file'}]}
-    return out, requirements
+def unpack(tarball, dest):
+    """Unpack the collection tarball into ``dest``; refuses members outside it (absolute, ``..``,
+    links). Returns the version of its MANIFEST.json."""
+    with tarfile.open(tarball) as tar:
+        for member in tar.getmembers():
+            parts = member.name.split('/')
+            if member.name.startswith('/') or '..' in parts or member.issym() or member.islnk() \
+                    or not (member.isfile() or member.isdir()):
+                raise ValueError('%s: member %r is not a plain file or directory inside the tarball'
+                                 % (tarball, member.name))
+        tar.extractall(dest)  # nosec: every member checked above
+    with open(os.path.join(dest, 'MANIFEST.json')) as handle:
+        return str(json.load(handle)['collection_info']['version'])
+
+
+def definition_problems(unpacked, tarball_name):
+    """What keeps the tarball's own definition (``execution-environment/``) from installing
+    ``tarball_name``: the requirements must install it as a file, the definition must copy it."""
+    problems = []
+    wanted = {'name': '%s/%s' % (TARBALL_DEST, tarball_name), 'type': 'file'}
+    try:
+        with open(os.path.join(unpacked, EE_DIR, 'execution-environment.yml')) as handle:
+            definition = yaml.safe_load(handle) or {}
+        with open(os.path.join(unpacked, EE_DIR, definition['dependencies']['galaxy'])) as handle:
+            reqs = yaml.safe_load(handle) or {}
+    except (IOError, OSError, KeyError, TypeError) as exc:
+        return ['the tarball has no usable %s/execution-environment.yml and requirements: %s' % (EE_DIR, exc)]
+    if wanted not in (reqs.get('collections') or []):
+        problems.append('the tarball\'s %s requirements do not install %s: %r' % (EE_DIR, tarball_name, reqs))
+    if {'src': tarball_name, 'dest': TARBALL_DEST} not in (definition.get('additional_build_files') or []):
+        problems.append('the tarball\'s %s/execution-environment.yml does not copy %s into the context'
+                        % (EE_DIR, tarball_name))
+    return problems
 
 
 def context_problems(context, tarball_name, python=('bcrypt>=4.0.0',)):
@@ -86,27 +110,30 @@ def context_problems(context, tarball_name, python=('bcrypt>=4.0.0',)):
     return problems
 
 
-def prepare(tarball, out, builder, definition_path=EE_DEFINITION):
-    """Write the local definition under ``out``/definition, run ansible-builder create into
-    ``out``/context; returns (builder's exit status and output, problems)."""
+def prepare(tarball, out, builder):
+    """Unpack ``tarball`` under ``out``/unpacked, lay its definition and the tarball out in
+    ``out``/definition, run ansible-builder create into ``out``/context; returns (builder's exit
+    status and output, problems). Reads nothing outside the tarball."""
     name = os.path.basename(tarball)
     shutil.rmtree(out, ignore_errors=True)
-    defdir, context = os.path.join(out, 'definition'), os.path.join(out, 'context')
-    os.makedirs(defdir)
-    with open(definition_path) as handle:
-        definition = yaml.safe_load(handle)
-    local, requirements = local_definition(definition, name)
+    unpacked, defdir, context = (os.path.join(out, 'unpacked'), os.path.join(out, 'definition'),
+                                 os.path.join(out, 'context'))
+    os.makedirs(unpacked)
+    try:
+        unpack(tarball, unpacked)
+    except (ValueError, KeyError, IOError, OSError, tarfile.TarError) as exc:
+        return (None, ''), ['cannot unpack %s: %s' % (tarball, exc)]
+    problems = definition_problems(unpacked, name)
+    if problems:
+        return (None, ''), problems
+    shutil.copytree(os.path.join(unpacked, EE_DIR), defdir)
     shutil.copy(tarball, os.path.join(defdir, name))
-    local_path = os.path.join(defdir, 'execution-environment.yml')
-    with open(local_path, 'w') as handle:
-        yaml.safe_dump(local, handle, sort_keys=False)
-    with open(os.path.join(defdir, LOCAL_REQUIREMENTS), 'w') as handle:
-        yaml.safe_dump(requirements, handle, sort_keys=False)
-    proc = subprocess.run([builder, 'create', '-f', local_path, '-c', context, '--output-filename', 'Containerfile',
-                           '-v', '2'], capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run([builder, 'create', '-f', os.path.join(defdir, 'execution-environment.yml'), '-c', context,
+                           '--output-filename', 'Containerfile', '-v', '2'],
+                          capture_output=True, text=True, timeout=600, check=False)
     output = proc.stdout + proc.stderr
     problems = ['ansible-builder create exited with %s' % proc.returncode] if proc.returncode else []
-    with open(os.path.join(REPO, 'requirements.txt')) as handle:
+    with open(os.path.join(unpacked, 'requirements.txt')) as handle:
         python = declared(handle.read())
     return (proc.returncode, output), problems + context_problems(context, name, python)
 

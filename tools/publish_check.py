@@ -8,8 +8,8 @@
 2. antsibull-docs lint-collection-docs --plugin-docs on the installed tarball: fails on any
    message.
 3. ansible-builder introspect on the installed tarball (the collection's meta/execution-environment.yml,
-   requirements.txt, bindep.txt must come through) and ansible-builder create of
-   execution-environment/execution-environment.yml with the built tarball in place of Galaxy's
+   requirements.txt, bindep.txt must come through) and ansible-builder create of the tarball's
+   own execution-environment/execution-environment.yml, which installs the tarball
    (tools/ee_context.py, as `make ee-context`): the context must hold the tarball and the
    requirements that install it; building the image needs a registry and is not done here.
 

@@ -64,9 +64,11 @@ def bump(version, repo=REPO):
     edits = [
         ('galaxy.yml', r'(?m)^version: .*$', 'version: %s' % version),
         (os.path.join('execution-environment', 'requirements.yml'),
-         r'(?m)^(  - name: gpuops\.dlserver\n    version: ).*$', r'\g<1>%s' % version),
+         r'gpuops-dlserver-[0-9]+\.[0-9]+\.[0-9]+\.tar\.gz', 'gpuops-dlserver-%s.tar.gz' % version),
         (os.path.join('execution-environment', 'execution-environment.yml'),
          r'dlserver-ee:[0-9]+\.[0-9]+\.[0-9]+', 'dlserver-ee:%s' % version),
+        (os.path.join('execution-environment', 'execution-environment.yml'),
+         r'gpuops-dlserver-[0-9]+\.[0-9]+\.[0-9]+\.tar\.gz', 'gpuops-dlserver-%s.tar.gz' % version),
     ]
     for rel, pattern, repl in edits:
         path = os.path.join(repo, rel)

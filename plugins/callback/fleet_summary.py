@@ -336,6 +336,17 @@ class CallbackModule(CallbackBase):
                 lines.append("warning: %s" % (w.get("message") if isinstance(w, dict) else w))
         return lines
 
+    @staticmethod
+    def driver_security_line(published):
+        """The driver security updates the pin or hold keeps back (nvidia_driver's set_stats), and
+        what would take them; '' when none were published."""
+        held = (published or {}).get("security_updates_held_back") or []
+        if not held:
+            return ""
+        return "driver security updates held back: %s; to take them: %s" % (", ".join(
+            "%s %s -> %s" % (u.get("name"), u.get("installed"), u.get("available")) for u in held),
+            (published or {}).get("security_updates_take") or "set nvidia_driver_version and run the rolling upgrade")
+
     @classmethod
     def host_lines(cls, host, summary, roles, published, dry_run=False, made=0):
         """Text lines for one host. ``published`` is what site.yml gave set_stats."""
@@ -348,6 +359,9 @@ class CallbackModule(CallbackBase):
         if held:
             lines.append("  kernel security updates held back (driver host): " + ", ".join(
                 "%s %s -> %s" % (u.get("name"), u.get("installed"), u.get("candidate")) for u in held))
+        driver_held = cls.driver_security_line(published.get("nvidia_driver"))
+        if driver_held:
+            lines.append("  " + driver_held)
         for env in published.get("python_stack") or []:
             if env.get("left_alone"):
                 lines.append("  python env %s: left alone: %s" % (env.get("name"), env["left_alone"].get("reason")))

@@ -60,7 +60,8 @@ _value:
     - C(host), C(gpus), C(architectures), C(driver) (C(loaded), C(version), C(installed), C(target),
       C(branch)), C(plan) (C(ok), C(errors), C(warnings)), C(roles) (per role C(run), C(change),
       C(reboot), C(reason)), C(changes) (the roles a run would change), C(not_inspected) and C(reboot)
-      (C(would_follow), C(roles), C(pending)).
+      (C(would_follow), C(roles), C(pending)), and C(security_updates_held_back) (C(checked), C(packages), C(take)),
+      the driver security updates its pin or hold keeps back.
   type: dict
 """
 

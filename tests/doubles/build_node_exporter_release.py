@@ -15,7 +15,11 @@ Layout: ``<mirror>/files/node_exporter/<version>/node_exporter-<version>.linux-a
 ``sha256sums.txt`` and ``testdouble.json`` (version, archive, sha256, the .deb it came from);
 the mirror's SHA256SUMS gets their lines (plugins/module_utils/packages/mirror.py). Reproducible
 (sorted members, fixed times, gzip without a timestamp): the same .deb gives the same bytes,
-so a second run changes nothing. Prints one JSON line ``{"changed": bool, ...}``.
+so a second run changes nothing. The same double is also built under the node_exporter role's
+default version (``node_exporter_version`` in roles/node_exporter/defaults/main.yml), so that the
+path the role derives from ``gpuops_mirror_url`` with no version set exists in the lab mirror; its
+``TESTDOUBLE``/``NOTICE`` and ``testdouble.json`` (``binary_version``) say that the binary is
+Debian's. Prints one JSON line ``{"changed": bool, ...}``.
 """
 
 from __future__ import print_function
@@ -28,6 +32,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -72,10 +77,24 @@ def _member(tar, name, data, mode):
     tar.addfile(info, io.BytesIO(data))
 
 
-def build(mirror, cache):
+def role_default_version():
+    """node_exporter_version in roles/node_exporter/defaults/main.yml: the release the role fetches
+    under gpuops_mirror_url when the inventory sets no version (the lab mirror serves it too)."""
+    with open(os.path.join(REPO, "roles", "node_exporter", "defaults", "main.yml")) as handle:
+        for line in handle:
+            match = re.match(r'node_exporter_version: "?([0-9][0-9A-Za-z.+~-]*)"?\s*\Z', line)
+            if match:
+                return match.group(1)
+    raise SystemExit("build_node_exporter_release: no node_exporter_version in the role's defaults")
+
+
+def build(mirror, cache, serve_as=None):
+    """The double at Debian's version, or at ``serve_as`` (the role's default release, whose real
+    binary Debian does not ship: the tarball then carries Debian's binary and says so)."""
     deb = fetch_deb(cache)
     deb_version = os.path.basename(deb).split("_")[1]
-    version = deb_version.split("-")[0].split(":")[-1].split("+")[0]
+    binary_version = deb_version.split("-")[0].split(":")[-1].split("+")[0]
+    version = serve_as or binary_version
     name = "node_exporter-%s.linux-amd64" % version
     out_dir = os.path.join(mirror, "files", "node_exporter", version)
     archive = os.path.join(out_dir, name + ".tar.gz")
@@ -87,7 +106,10 @@ def build(mirror, cache):
             license_text = fh.read()
     note = ("TEST DOUBLE of node_exporter's release tarball, built by gpuops.dlserver "
             "(tests/doubles/build_node_exporter_release.py) from Debian's %s %s: the binary is Debian's "
-            "real build of node_exporter %s, the packaging imitates upstream's.\n" % (PACKAGE, deb_version, version))
+            "real build of node_exporter %s, the packaging imitates upstream's.\n" % (PACKAGE, deb_version, binary_version))
+    if version != binary_version:
+        note += ("It is served as release %s (the node_exporter role's default, so that every default path under "
+                 "gpuops_mirror_url exists in the lab mirror); the binary inside reports %s.\n" % (version, binary_version))
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
         dir_info = tarfile.TarInfo(name)
@@ -104,7 +126,8 @@ def build(mirror, cache):
         gz.write(raw.getvalue())
     data = packed.getvalue()
     sha = hashlib.sha256(data).hexdigest()
-    manifest = {"testdouble": True, "what": note.strip(), "version": version, "archive": name + ".tar.gz",
+    manifest = {"testdouble": True, "what": note.strip(), "version": version, "binary_version": binary_version,
+                "archive": name + ".tar.gz",
                 "sha256": sha, "deb": os.path.basename(deb)}
     files = {archive: data,
              os.path.join(out_dir, "sha256sums.txt"): ("%s  %s.tar.gz\n" % (sha, name)).encode(),
@@ -136,7 +159,12 @@ def main(argv=None):
     parser.add_argument("--cache-dir", default=os.path.join(os.environ.get("GPUOPS_LAB_STATE") or os.path.join(REPO, ".cache", "lab"),
                                                             "debs"))
     args = parser.parse_args(argv)
-    print(json.dumps(build(os.path.abspath(args.mirror_dir), os.path.abspath(args.cache_dir)), sort_keys=True))
+    mirror, cache = os.path.abspath(args.mirror_dir), os.path.abspath(args.cache_dir)
+    result = build(mirror, cache)
+    if role_default_version() != result["version"]:
+        result["role_default"] = build(mirror, cache, role_default_version())
+        result["changed"] = result["changed"] or result["role_default"]["changed"]
+    print(json.dumps(result, sort_keys=True))
     return 0
 
 

@@ -8,7 +8,8 @@ roles are tested against these. Each repository is a spec in tests/doubles/repo_
 (``cuda``: NVIDIA's CUDA repository with the driver, Fabric Manager and DCGM; ``ctk``: the
 libnvidia-container repository). Each is laid out like NVIDIA's flat repositories (``Packages``,
 ``Packages.gz``, ``Release``, ``InRelease``, ``Release.gpg`` and the .deb files), signed by a lab
-GPG key made here, whose public part is published next to the packages, and described in
+GPG key made here, whose public part is published next to the packages and under the key file
+names the roles derive from ``gpuops_mirror_url`` (the spec's ``key_files``), and described in
 ``<base>/testdouble.json``; the mirror's SHA256SUMS index lists every file.
 
 Needs the standard library, ``dpkg-deb`` and ``gpg``. Idempotent: nothing is rebuilt while the
@@ -206,7 +207,8 @@ def _build(mirror, state, force, name, home):
             old = json.load(handle)
         complete = all(os.path.exists(os.path.join(base, repo["path"], entry))
                        for repo in old.get("repos", {}).values()
-                       for entry in ("InRelease", "Packages", spec["keyring"]))
+                       for entry in ("InRelease", "Packages", spec["keyring"])) and all(
+            os.path.exists(os.path.join(base, *rel.split("/"))) for rel in spec.get("key_files", []))
         if old.get("recipe") == recipe and complete:
             return {"changed": False, "manifest": manifest_path, "fingerprint": fingerprint}
     if os.path.isdir(base):
@@ -233,6 +235,13 @@ def _build(mirror, state, force, name, home):
             keyring = os.path.join(repo_dir, spec["keyring"])
             gpg(home, *((["--armor"] if spec["armor"] else []) + ["--output", keyring, "--export", fingerprint]))
             manifest["repos"][key] = {"path": rel, "keyring_sha256": digests(keyring)["sha256"], "packages": names}
+        # the public key (armored, as NVIDIA publishes its .pub files) where the roles derive its URL
+        manifest["key_files"] = {}
+        for rel in spec.get("key_files", []):
+            path = os.path.join(base, *rel.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            gpg(home, "--armor", "--output", path, "--export", fingerprint)
+            manifest["key_files"][rel] = digests(path)["sha256"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     with open(manifest_path, "w") as handle:

@@ -320,6 +320,9 @@ SPECS = {
         "key_uid": "gpuops.dlserver lab TEST DOUBLE CUDA repository signing key <lab@gpuops.invalid>",
         "gnupg": "cuda-double-gnupg", "keyring": "testdouble-archive-keyring.gpg", "armor": False,
         "table": cuda_table, "section": "non-free/libs",
+        # the key where the roles look for it under gpuops_mirror_url (NVIDIA's key file names, as
+        # plugins/module_utils/packages/cuda_repos.py REPOSITORIES gives them; a unit test keeps them in step)
+        "key_files": ["debian12/x86_64/3bf863cc.pub", "debian13/x86_64/8793F200.pub"],
         "recipe": [os.path.join(HERE, "dcgm", "nv_hostengine.py"), os.path.join(HERE, "dcgm", "dcgm_exporter.py")],
         "manifest": {},
     },
@@ -329,5 +332,7 @@ SPECS = {
         "key_uid": "gpuops.dlserver lab TEST DOUBLE libnvidia-container repository signing key <lab@gpuops.invalid>",
         "gnupg": "ctk-double-gnupg", "keyring": "gpgkey", "armor": True,
         "table": ctk_table, "section": "utils", "recipe": [], "manifest": {"versions": CTK_VERSIONS},
+        # nvidia_container_toolkit_keyring_url under gpuops_mirror_url (plugins/module_utils/packages/mirror_urls.py)
+        "key_files": ["gpgkey"],
     },
 }

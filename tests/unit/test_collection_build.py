@@ -114,7 +114,9 @@ def test_execution_environment_installs_the_version_galaxy_yml_builds():
     ee = _yaml("execution-environment", "execution-environment.yml")
     assert ee["version"] == 3 and ee["dependencies"]["galaxy"] == "requirements.yml"
     reqs = _yaml("execution-environment", "requirements.yml")
-    ours = [c for c in reqs["collections"] if c["name"] == "gpuops.dlserver"]
-    assert ours and str(ours[0]["version"]) == str(galaxy["version"]), (
-        "execution-environment/requirements.yml installs %s, galaxy.yml builds %s" % (ours, galaxy["version"]))
+    # the release tarball, never a name a collection server is asked for (issue 34 item 7: not on Galaxy)
+    tarball = "gpuops-dlserver-%s.tar.gz" % galaxy["version"]
+    assert reqs["collections"] == [{"name": "collections/" + tarball, "type": "file"}], (
+        "execution-environment/requirements.yml installs %s, galaxy.yml builds %s" % (reqs, tarball))
+    assert {"src": tarball, "dest": "collections"} in ee["additional_build_files"]
     assert "gpuops-dlserver-ee:%s" % galaxy["version"] in ee["options"]["tags"]

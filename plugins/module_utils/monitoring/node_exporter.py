@@ -482,7 +482,9 @@ def decide(inputs, platform, host, arch, node=None):
         'source': lay['source'],
         'source_reason': ('upstream release %s, checksum-verified, from %s' % (inputs['version'], url)) if release
         else 'distribution package %s' % platform['package'],
-        'release': dict(lay['release'], sha256=checksum[0], checksum=checksum[1]) if release else None,
+        # checksums_url: the sha256sums.txt get_url fetches ('' where the sha256 is given or pinned)
+        'release': dict(lay['release'], sha256=checksum[0], checksum=checksum[1],
+                        checksums_url='' if checksum[0] else checksum[1][len('sha256:'):]) if release else None,
         'binary': lay['binary'],
         'link': lay['link'],
         'service': lay['service'],

@@ -42,6 +42,8 @@ REPOSITORIES = {
     ('rhel', '9'): dict(KEY_D42D0685, directory='rhel9'),
 }
 
+REPOSITORIES_DIRS = tuple(sorted(row['directory'] for row in REPOSITORIES.values()))
+
 # ansible_facts.architecture -> the repository's architecture directory.
 ARCHES = {'x86_64': 'x86_64', 'aarch64': 'sbsa'}
 
@@ -96,12 +98,56 @@ def repository(facts, base_url='', url='', key_url='', fingerprint='', checksum=
                 else 'the table\'s key of %s (%s)' % (row['directory'], row['key_file']))
 
 
+# The codenames a per-distribution value may also be keyed by, per table directory.
+CODENAMES = {'debian12': 'bookworm', 'debian13': 'trixie', 'ubuntu2204': 'jammy', 'ubuntu2404': 'noble'}
+# Variables that take one value or one per distribution (the key files differ between directories).
+PER_DISTRIBUTION = ('gpuops_cuda_repo_key_checksum', 'gpuops_cuda_repo_key_fingerprint', 'gpuops_cuda_repo_key_url')
+_DIST_KEY = re.compile(r'[a-z][a-z0-9]*')
+
+
+def per_distribution(name, value, facts):
+    """(value for this host, problem or None) of a variable that takes one value or a dict keyed by
+    the table's directory (``debian12``, ``debian13``, ``ubuntu2204``, ``ubuntu2404``, ``rhel9``) or
+    a codename (``bookworm``, ``trixie``, ``jammy``, ``noble``): Debian 12 and 13 are signed by
+    different key files, so one checksum cannot serve both. A key that is neither, a value that is
+    not a string, or a host whose directory and codename both have entries that differ, is a
+    problem naming the variable; a host the dict has no entry for takes ``''`` (the table's
+    default for that distribution)."""
+    if value is None or value == '':
+        return '', None
+    if isinstance(value, str):
+        return value, None
+    if not isinstance(value, dict):
+        return '', '%s must be a string or a dict keyed by distribution (%s), got %r' % (
+            name, ', '.join(sorted(set(REPOSITORIES_DIRS) | set(CODENAMES.values()))), value)
+    known = set(REPOSITORIES_DIRS) | set(CODENAMES.values())
+    bad = sorted(repr(k) for k in value if not isinstance(k, str) or not _DIST_KEY.fullmatch(k) or k not in known)
+    if bad:
+        return '', '%s: unknown distribution key(s) %s (known: %s)' % (name, ', '.join(bad), ', '.join(sorted(known)))
+    wrong = sorted(k for k, v in value.items() if not isinstance(v, str))
+    if wrong:
+        return '', '%s: the value of %s must be a string' % (name, ', '.join(wrong))
+    try:
+        directory = lookup(facts.get('distribution'), facts.get('major'), facts.get('version'),
+                           facts.get('architecture'))['directory']
+    except ValueError:
+        return '', None  # the lookup's own error names the platform
+    found = [value[k] for k in (directory, CODENAMES.get(directory)) if k and value.get(k)]
+    if len(set(found)) > 1:
+        return '', '%s: %s and %s give different values for this host' % (name, directory, CODENAMES[directory])
+    return (found[0] if found else ''), None
+
+
 def from_inputs(inputs, facts):
     """``gpuops_cuda_repo``: the repository of ``repository`` from the collection's one set of
     CUDA-repository variables (``gpuops_cuda_repo_*``, converted by the common role's argument
     spec), with every value checked first. Raises ValueError naming each wrong variable."""
     value = dict((name, (inputs or {}).get(name) or '') for name in VARIABLES)
     problems = []
+    for name in PER_DISTRIBUTION:
+        value[name], problem = per_distribution(name, value[name], facts)
+        if problem:
+            problems.append(problem)
     for name in ('gpuops_cuda_repo_base_url', 'gpuops_cuda_repo_url'):
         if value[name] and not URL_RE.fullmatch(value[name]):
             problems.append('%s must be an https://, http:// or file:// URL, got %r' % (name, value[name]))
@@ -114,7 +160,10 @@ def from_inputs(inputs, facts):
         problems.append('%s: set gpuops_cuda_repo_url and the gpuops_cuda_repo_key_* variables' % exc)
         repo = None
     if repo:
-        problems.extend(repo_trust.key_problems({
+        unset = [n for n in PER_DISTRIBUTION if isinstance((inputs or {}).get(n), dict) and not value[n]]
+        note = ' (%s: a dict without an entry for %s or %s)' % (
+            ', '.join(unset), repo['directory'], CODENAMES.get(repo['directory'], '-')) if unset else ''
+        problems.extend(problem + note for problem in repo_trust.key_problems({
             'url': repo['key_url'], 'sha256': repo['sha256'], 'fingerprint': repo['fingerprint'],
             'url_var': 'gpuops_cuda_repo_key_url', 'checksum_var': 'gpuops_cuda_repo_key_checksum',
             'fingerprint_var': 'gpuops_cuda_repo_key_fingerprint'}))

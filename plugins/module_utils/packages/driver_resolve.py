@@ -19,6 +19,7 @@ import shutil
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources as sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import held_updates
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_host as dh
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
@@ -146,7 +147,9 @@ def resolve(p, host):
     headers_install = [h['package'] for h in header_rows if not h['installed'] and h['available']] if load else []
     files, repo_files = render_files(plat, pk, result, keys, debian, url, keyring, repo_text, facts['flavour'],
                                      companion_pins(pk, versions, have, backend))
+    held_back = driver_held_back(host, backend, result['pinned'], pk, have)
     ctx = {'load': load, 'load_reason': load_reason, 'repo_text': repo_text, 'fm_repo_text': fm_repo_text,
+           'held_back': held_back,
            'debian': debian, 'url': url, 'keyring': keyring, 'kernels': kernel_list, 'headers': header_rows,
            'secure_boot': sb, 'signing': bool(keys), 'nouveau': nouveau, 'initramfs': initramfs,
            'activation': act, 'lock': lock, 'index': index}
@@ -160,6 +163,15 @@ def resolve(p, host):
             'config_files': config_files(plat, files),
             'cuda_url': url, 'keyring': keyring, 'files': files,
             'activation': act, 'secure_boot': sb, 'initramfs': initramfs, 'status': status, 'problems': problems}
+
+
+def driver_held_back(host, backend, pinned, pk, have):
+    """Newer versions the pin or the hold keeps back from the installed driver packages and their
+    companions (a security update of the driver), as os_tuning reports kernels: held_updates.read."""
+    if backend != 'apt':
+        return dict(held_updates.NOT_CHECKED, reason='not checked: the dnf version lock is not read yet')
+    watched = [n for n in set(pinned) | set(pk['persistenced']) | set(pk['fabric_manager']) if n in have]
+    return held_updates.read(host, watched, [n for n in watched if have[n].get('held')])
 
 
 def companion_pins(pk, versions, have, backend):
@@ -286,6 +298,7 @@ def status_record(inp, plat, plan, pk, result, files, ctx):
         'reboot': {'action': act['action'], 'reason': act['reason'],
                    'pending': act['reboot']['action'] in ('deferred', 'skipped'),
                    'decision': act['reboot']},
+        'security_updates_held_back': ctx.get('held_back') or dict(held_updates.NOT_CHECKED),
         'dpkg_lock_waited_s': ctx['lock']['waited'],
         'package_index': repo.index_status(ctx['index']),
     }

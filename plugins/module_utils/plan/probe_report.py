@@ -133,7 +133,31 @@ def host_report(host, plan, resolved=None, marker_text=None):
         'changes': changes,
         'not_inspected': unknown,
         'reboot': {'would_follow': bool(would), 'roles': would, 'pending': pending},
+        'security_updates_held_back': held_back_security(resolved),
     }
+
+
+def held_back_security(resolved):
+    """The driver's security updates its pin or hold keeps back, from the driver role's read
+    (``status.security_updates_held_back``, plugins/module_utils/packages/held_updates.py):
+    ``{checked, packages, take}``; ``checked`` None where the driver role was not inspected."""
+    record = ((resolved or {}).get('status') or {}).get('security_updates_held_back')
+    if not isinstance(record, dict):
+        return {'checked': None, 'packages': [], 'take': None}
+    return {'checked': bool(record.get('checked')),
+            'packages': [{'name': u.get('name'), 'installed': u.get('installed'), 'available': u.get('available')}
+                         for u in record.get('security') or []],
+            'take': record.get('take')}
+
+
+def held_back_line(report):
+    """The host's line on held-back driver security updates ('' when there are none)."""
+    held = report.get('security_updates_held_back') or {}
+    if not held.get('packages'):
+        return ''
+    return 'driver security updates held back: %s; to take them: %s' % (
+        ', '.join('%s %s -> %s' % (u['name'], u['installed'], u['available']) for u in held['packages']),
+        held.get('take'))
 
 
 def _cell(value):
@@ -176,6 +200,8 @@ def fleet_report(reports, hosts):
             continue
         done[host] = report
         table.append(host_line(report))
+        if held_back_line(report):
+            table.append('  ' + held_back_line(report))
         for role in ROLES:
             row = report['roles'].get(role) or {}
             table.append('  %-26s change: %-3s reboot: %-3s %s' % (

@@ -3,6 +3,7 @@
 The real `ansible-builder create` runs in `make publish-check` (tools/publish_check.py, step ee) and
 `make ee-context`; here the definition it is given and the checks of the context it makes."""
 import io
+import json
 import os
 import sys
 import tarfile
@@ -16,18 +17,79 @@ import ee_context  # noqa: E402
 NAME = "gpuops-dlserver-0.1.0.tar.gz"
 
 
-def test_the_local_definition_installs_the_tarball_and_keeps_the_rest():
-    with open(ee_context.EE_DEFINITION) as handle:
+def _collection_tarball(path, version="0.1.0", ee_dir=None, extra=()):
+    """A tarball shaped like the collection's: MANIFEST.json, requirements.txt, meta/ and the
+    execution-environment/ directory of this checkout (or ``ee_dir``'s files)."""
+    ee_dir = ee_dir or os.path.join(REPO, "execution-environment")
+    files = {"MANIFEST.json": json.dumps({"collection_info": {"namespace": "gpuops", "name": "dlserver",
+                                                              "version": version}}),
+             "requirements.txt": "bcrypt>=4.0.0\n", "meta/execution-environment.yml": "version: 1\n"}
+    for name in os.listdir(ee_dir):
+        with open(os.path.join(ee_dir, name)) as handle:
+            files["execution-environment/" + name] = handle.read()
+    files.update(dict(extra))
+    with tarfile.open(str(path), "w:gz") as tar:
+        for name, text in sorted(files.items()):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+FAKE_BUILDER = """#!/bin/sh
+# ansible-builder create -f DEF -c CONTEXT ...: what the real one copies into the context
+set -e
+def=$3; ctx=$5; dir=$(dirname "$def")
+mkdir -p "$ctx/_build/collections"
+echo "FROM base" > "$ctx/Containerfile"
+cp "$dir/requirements.yml" "$ctx/_build/requirements.yml"
+cp "$dir"/*.tar.gz "$ctx/_build/collections/"
+"""
+
+
+def test_the_context_is_made_from_the_tarball_alone(tmp_path, monkeypatch):
+    tarball = tmp_path / "dist" / NAME
+    tarball.parent.mkdir()
+    _collection_tarball(tarball)
+    builder = tmp_path / "ansible-builder"
+    builder.write_text(FAKE_BUILDER)
+    builder.chmod(0o755)
+    elsewhere = tmp_path / "nowhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr(ee_context, "REPO", str(tmp_path / "no-checkout"))
+    (rc, _out), problems = ee_context.prepare(str(tarball), str(tmp_path / "ee"), str(builder))
+    assert rc == 0 and problems == []
+    assert (tmp_path / "ee" / "context" / "_build" / "collections" / NAME).is_file()
+
+
+def test_a_tarball_whose_definition_asks_a_server_is_refused(tmp_path):
+    ee_dir = tmp_path / "ee-src"
+    ee_dir.mkdir()
+    (ee_dir / "execution-environment.yml").write_text(yaml.safe_dump(
+        {"version": 3, "dependencies": {"galaxy": "requirements.yml"}}))
+    (ee_dir / "requirements.yml").write_text(yaml.safe_dump(
+        {"collections": [{"name": "gpuops.dlserver", "version": "0.1.0"}]}))
+    tarball = tmp_path / NAME
+    _collection_tarball(tarball, ee_dir=str(ee_dir))
+    (_rc, _out), problems = ee_context.prepare(str(tarball), str(tmp_path / "ee"), "/bin/false")
+    assert any("do not install %s" % NAME in p for p in problems), problems
+    assert any("does not copy %s" % NAME in p for p in problems), problems
+
+
+def test_a_tarball_member_outside_the_tarball_is_refused(tmp_path):
+    tarball = tmp_path / NAME
+    _collection_tarball(tarball, extra=[("../escape.txt", "x")])
+    (_rc, _out), problems = ee_context.prepare(str(tarball), str(tmp_path / "ee"), "/bin/false")
+    assert problems and "not a plain file or directory inside the tarball" in problems[0]
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_the_shipped_definition_installs_the_release_tarball():
+    with open(os.path.join(REPO, "execution-environment", "execution-environment.yml")) as handle:
         shipped = yaml.safe_load(handle)
-    local, reqs = ee_context.local_definition(shipped, NAME)
-    assert local["dependencies"]["galaxy"] == ee_context.LOCAL_REQUIREMENTS
-    assert local["additional_build_files"] == [{"src": NAME, "dest": "collections"}]
-    assert reqs == {"collections": [{"name": "collections/" + NAME, "type": "file"}]}
-    for key in ("images", "options", "version"):
-        assert local[key] == shipped[key]
-    assert shipped["dependencies"]["galaxy"] == "requirements.yml", "the shipped definition is not changed"
-    again = ee_context.local_definition(local, NAME)[0]
-    assert again["additional_build_files"] == local["additional_build_files"]
+    assert ee_context.definition_problems(REPO, "gpuops-dlserver-%s.tar.gz" % ee_context.galaxy_version()) == []
+    assert shipped["dependencies"]["galaxy"] == "requirements.yml"
 
 
 def test_the_collection_declares_bcrypt_for_the_ee():

@@ -64,7 +64,9 @@ def test_bump_sets_galaxy_yml_and_the_execution_environment(repo):
     release.bump("0.3.1", str(repo))
     assert yaml.safe_load((repo / "galaxy.yml").read_text())["version"] == "0.3.1"
     reqs = yaml.safe_load((repo / "execution-environment" / "requirements.yml").read_text())
-    assert [c["version"] for c in reqs["collections"] if c["name"] == "gpuops.dlserver"] == ["0.3.1"]
+    assert reqs["collections"] == [{"name": "collections/gpuops-dlserver-0.3.1.tar.gz", "type": "file"}]
     ee_text = (repo / "execution-environment" / "execution-environment.yml").read_text()
     assert "gpuops-dlserver-ee:0.3.1" in yaml.safe_load(ee_text)["options"]["tags"]
-    assert "dlserver-ee:0.1.0" not in ee_text
+    assert yaml.safe_load(ee_text)["additional_build_files"] == [
+        {"src": "gpuops-dlserver-0.3.1.tar.gz", "dest": "collections"}]
+    assert "dlserver-ee:0.1.0" not in ee_text and "dlserver-0.1.0" not in ee_text

@@ -69,6 +69,19 @@ def test_kernel_security_updates_held_back_are_shown(tmp_path):
     assert not any("held back" in line for line in plain)
 
 
+def test_driver_security_updates_held_back_are_shown_with_what_takes_them(tmp_path):
+    published_data = published(tmp_path, "hgx-h100-8gpu")
+    published_data["nvidia_driver"] = {
+        "security_updates_held_back": [{"name": "nvidia-driver", "installed": "535.261.03-1~deb12u1",
+                                        "available": "535.309.01-0+deb12u1", "security": True}],
+        "security_updates_take": "set nvidia_driver_version=535.309.01 and run the rolling upgrade"}
+    lines = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published_data)
+    assert ("  driver security updates held back: nvidia-driver 535.261.03-1~deb12u1 -> 535.309.01-0+deb12u1; "
+            "to take them: set nvidia_driver_version=535.309.01 and run the rolling upgrade") in lines
+    plain = CallbackModule.host_lines("lab-hgx", {"changed": 0}, {}, published(tmp_path / "plain", "hgx-h100-8gpu"))
+    assert not any("driver security" in line for line in plain)
+
+
 def test_python_stack_verification_is_shown(tmp_path):
     published_data = published(tmp_path, "hgx-h100-8gpu")
     published_data["python_stack"] = [

@@ -36,6 +36,7 @@ BAD = {
     "cuda_toolkit_nccl": (("libnccl2:\n  Installed: (none)\n", {"packages": ["libnccl2"], "cuda": "12.4\n"}),
                           "cuda_toolkit_nccl"),
     "cuda_toolkit_verify": (("not registered results", {}), "cuda_toolkit_verify"),
+    "download_failure": (("not a result", {}, "left alone"), "download_failure"),
     "driver_rollback": (("580.95.05", "580.105.08\nreboot", "fail", []), "target driver version"),
     "dcgm_exporter_config": ((["not", "a", "dict"], {}), "inputs"),
     "dcgm_exporter_verify": (("DCGM_FI_DEV_GPU_TEMP 1\n", "DCGM_FI_DEV_GPU_TEMP"), "expected"),

@@ -87,3 +87,21 @@ def test_fleet_bad_input():
 def test_marker_lines_need_the_full_shape():
     assert pending_reboots('nvidia_driver: x\nBAD LINE: y\n') == {'nvidia_driver': 'x'}
     assert pending_reboots('') == {}
+
+
+def test_held_back_driver_security_updates_are_reported_with_what_takes_them():
+    """Issue 34 item 6: the pin keeps Debian's 535.309.01-0+deb12u1 security update back."""
+    resolved = dict(CASES['cases'][0]['resolved'], status={'security_updates_held_back': {
+        'checked': True, 'take': 'set nvidia_driver_version=535.309.01 and run the rolling upgrade',
+        'security': [{'name': 'nvidia-driver', 'installed': '535.261.03-1~deb12u1',
+                      'available': '535.309.01-0+deb12u1', 'security': True}]}})
+    report = host_report('h1', _plan('plan_dgx_a100.yml', {'driver_version': '580.95.05'}), resolved)
+    assert report['security_updates_held_back']['checked'] is True
+    table = fleet_report({'h1': report}, ['h1'])['table']
+    assert table[1] == ('  driver security updates held back: nvidia-driver 535.261.03-1~deb12u1 -> '
+                        '535.309.01-0+deb12u1; to take them: set nvidia_driver_version=535.309.01 and run the '
+                        'rolling upgrade')
+    # none held back, or the driver role not inspected: no line, and "not inspected" stays unknown
+    quiet = host_report('h1', _plan('plan_dgx_a100.yml', {}), None)
+    assert quiet['security_updates_held_back']['checked'] is None
+    assert not any('held back' in line for line in fleet_report({'h1': quiet}, ['h1'])['table'])

@@ -1,0 +1,100 @@
+"""Held-back updates of the driver and its companions (plugins/module_utils/packages/held_updates.py),
+from the case table data/held_updates_cases.yml and apt output in data/packages/ (SOURCES.md)."""
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import held_updates
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+with open(os.path.join(DATA, "held_updates_cases.yml")) as _handle:
+    CASES = yaml.safe_load(_handle)
+
+
+def text(case, key):
+    if key + "_text" in case:
+        return case[key + "_text"]
+    with open(os.path.join(DATA, "packages", case[key])) as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_held_back(case):
+    got = held_updates.held_back(text(case, "policy"), text(case, "files"), case["watched"], case["holds"])
+    assert got["checked"] is True
+    assert [[u["name"], u["available"], u["security"]] for u in got["updates"]] == case["expect"]
+    assert [u["name"] for u in got["security"]] == case["security"]
+    assert got["take"] == case["take"]
+
+
+def test_the_driver_record_says_what_keeps_it_and_why_it_is_security():
+    case = CASES[0]
+    got = held_updates.held_back(text(case, "policy"), text(case, "files"), case["watched"], case["holds"])
+    driver = [u for u in got["updates"] if u["name"] == "nvidia-driver"][0]
+    assert driver["installed"] == "535.261.03-1~deb12u1" and driver["kept_by"] == "the dpkg hold"
+    assert "labelled Debian-Security" in driver["source"]
+    line = held_updates.summary_line(got)
+    assert line.startswith("security updates held back: libcuda1 535.261.03-1~deb12u1 -> 535.309.01-0+deb12u1")
+    assert "set nvidia_driver_version=535.309.01" in line
+
+
+@pytest.mark.parametrize("source, releases, expected", [
+    ({"url": "http://d/debian-security", "dist": "bookworm-security/non-free"}, {}, True),
+    ({"url": "http://d/debian", "dist": "bookworm/non-free"}, {}, False),
+    ({"url": "http://d/debian", "dist": "bookworm-security-not/main"}, {}, False),
+    ({"url": "http://d/debian", "dist": "x-security\n/main"}, {}, False),
+    ({"url": "http://d/debian", "dist": "trixie/main"},
+     {("http://d/debian", "trixie/main"): {"l": "Debian-Security", "a": "stable"}}, True),
+    ({"url": "http://d/debian", "dist": "bookworm-security/main"},
+     {("http://d/debian", "bookworm-security/main"): {"l": "Debian", "a": "oldstable", "n": "bookworm"}}, False),
+    ({"url": "http://d/ubuntu", "dist": "jammy-security/main"},
+     {("http://d/ubuntu", "jammy-security/main"): {"o": "Ubuntu", "a": "jammy-security", "l": "Ubuntu"}}, True),
+])
+def test_is_security(source, releases, expected):
+    assert held_updates.is_security(source, releases)[0] is expected
+
+
+@pytest.mark.parametrize("version, expected", [
+    ("535.309.01-0+deb12u1", "535.309.01"), ("1:1.19.1-1", "1.19.1"), ("580.95.05", "580.95.05"),
+    ("535.230.02-0ubuntu0.22.04.3", "535.230.02")])
+def test_upstream(version, expected):
+    assert held_updates.upstream(version) == expected
+
+
+class FakeHost:
+    def __init__(self, answers):
+        self.answers, self.calls = answers, []
+
+    def run(self, argv, check=True, what=None):
+        self.calls.append(argv)
+        return self.answers.pop(0)
+
+
+def test_read_runs_apt_cache_twice_and_says_unchecked_on_failure():
+    case = CASES[0]
+    host = FakeHost([(0, text(case, "policy"), ""), (0, text(case, "files"), "")])
+    got = held_updates.read(host, ["nvidia-smi", "nvidia-driver"], ["nvidia-driver"])
+    assert host.calls == [["apt-cache", "policy", "nvidia-driver", "nvidia-smi"], ["apt-cache", "policy"]]
+    assert [u["name"] for u in got["security"]] == ["nvidia-driver", "nvidia-smi"]
+    failed = held_updates.read(FakeHost([(100, "", "E: broken cache")]), ["nvidia-driver"])
+    assert failed["checked"] is False and "E: broken cache" in failed["reason"] and failed["security"] == []
+    assert held_updates.read(FakeHost([]), [])["checked"] is False
+    assert held_updates.summary_line(failed) == ""
+
+
+def test_the_driver_resolve_hook_watches_the_installed_pinned_packages_and_companions():
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
+    case = CASES[0]
+    host = FakeHost([(0, text(case, "policy"), ""), (0, text(case, "files"), "")])
+    pk = {"persistenced": ["nvidia-persistenced"], "fabric_manager": ["nvidia-fabricmanager-535"]}
+    have = {"nvidia-driver": {"version": "535.261.03-1~deb12u1", "held": True},
+            "nvidia-smi": {"version": "535.261.03-1~deb12u1", "held": False},
+            "nvidia-persistenced": {"version": "535.171.04-1", "held": False}}
+    got = driver_resolve.driver_held_back(host, "apt", ["nvidia-driver", "nvidia-smi", "libcuda1"], pk, have)
+    # libcuda1 and Fabric Manager are not installed here: not asked about
+    assert host.calls[0] == ["apt-cache", "policy", "nvidia-driver", "nvidia-persistenced", "nvidia-smi"]
+    assert [(u["name"], u["kept_by"]) for u in got["security"]] == [
+        ("nvidia-driver", "the dpkg hold"), ("nvidia-smi", "the version pin (candidate 535.261.03-1~deb12u1)")]
+    el = driver_resolve.driver_held_back(FakeHost([]), "dnf", ["nvidia-driver"], pk, have)
+    assert el["checked"] is False and "dnf" in el["reason"]
