@@ -30,7 +30,7 @@ description:
     dry run with any never says the fleet is converged.
   - The counts of changes come from what the tasks reported (this callback's own counts per host
     and role); a run in which any task changed something never ends with "already converged".
-  - A failure is attributed to the role and step that failed, from the task's role and path: a
+  - A failure is attributed to the role and step that failed, from the task's role and path - a
     task of the private C(common) role (its CUDA-repository check, its preflight) that another role
     included is reported as common's step, included by that role. A failure the task ignores
     (C(ignore_errors)) is not counted as the role's failure.
