@@ -26,7 +26,7 @@ description:
     the host executed and skipped (what a no-op re-run of a converged fleet costs per host).
   - A dry run (C(--check), or plays in check mode such as C(gpuops.dlserver.probe)) says it is
     one - its changes are predictions - and a converged fleet reports zero of them. Roles the dry
-    run did not inspect (C(gpuops_summary.probe.unknown), published by the probe) are unknown: a
+    run did not inspect (C(gpuops_summary.probe.unknown), published by the probe) are unknown, and a
     dry run with any never says the fleet is converged.
   - The counts of changes come from what the tasks reported (this callback's own counts per host
     and role); a run in which any task changed something never ends with "already converged".
