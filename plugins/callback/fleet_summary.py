@@ -82,6 +82,8 @@ COMMON_STEPS = {
     "status.yml": "status record",
     "reboot.yml": "reboot",
 }
+# What the callback counts per host and role ("ignored": failures the task ignores, not the role's).
+COUNT_KEYS = ("ok", "changed", "skipped", "failed", "ignored", "unreachable")
 # <anything>/roles/<role>/tasks/<file>:<line> (Task.get_path() of a role's task)
 _TASK_PATH_RE = re.compile(r"(?:.*/)?roles/([A-Za-z0-9_.]+)/tasks/([^:]+):([0-9]+)")
 
@@ -165,8 +167,7 @@ class CallbackModule(CallbackBase):
         if host not in self.roles:
             self.roles[host] = {}
             self.order.append(host)
-        counts = self.roles[host].setdefault(role, {"ok": 0, "changed": 0, "skipped": 0, "failed": 0, "ignored": 0,
-                                                   "unreachable": 0})
+        counts = self.roles[host].setdefault(role, dict((k, 0) for k in COUNT_KEYS))
         counts[key] += 1
         if key == "ok" and (getattr(result._task, "action", None) or "").rsplit(".", 1)[-1] in INCLUDE_ACTIONS:
             self.includes[host] = self.includes.get(host, 0) + 1
