@@ -391,6 +391,10 @@ class CallbackModule(CallbackBase):
             own = [f for f in failures or [] if f.get("counted_for") == role]
             if counts and counts.get("unreachable"):
                 rows.append((role, "unreachable", "UNREACHABLE (%d tasks ran before)" % counts["ok"]))
+            elif counts and counts["failed"] and state not in ("failed", "unreachable"):
+                # the host did not fail: a block's rescue took the failure (the recap counts it as rescued)
+                rows.append((role, "rescued", "rescued after %s (%d tasks, %d changed)" % (
+                    cls.failure_text(own[-1], role) if own else "a failure", counts["ok"], counts["changed"])))
             elif counts and counts["failed"] and own:
                 rows.append((role, "failed", "%s (%d tasks, %d changed)" % (
                     cls.failure_text(own[-1], role), counts["ok"], counts["changed"])))

@@ -418,3 +418,17 @@ def test_a_dry_run_with_roles_not_inspected_never_says_converged(tmp_path):
     # a real run's summary does not read the probe's unknowns
     lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {})], published={"gpu-a": published})
     assert lines[-1] == "No changes on any host: the fleet was already converged."
+
+
+def test_a_rescued_failure_is_not_the_hosts_failure():
+    """A failure a block's rescue took (the recap counts it as rescued, not as a failure) is said as such."""
+    callback = CallbackModule()
+    callback.v2_runner_on_ok(_Result("gpu-a", "nvidia_driver", {"changed": True}))
+    res = _Result("gpu-a", "nvidia_driver", {"msg": "apt: held broken packages"})
+    res._task.name = "Apply the driver change"
+    callback.v2_runner_on_failed(res)
+    state = CallbackModule.state_of(CallbackModule.totals({"rescued": 1}, callback.roles["gpu-a"]))[0]
+    assert state == "changed"
+    rows = CallbackModule.role_rows(callback.roles["gpu-a"], {}, state, callback.failures["gpu-a"])
+    assert rows == [("nvidia_driver", "rescued", "rescued after FAILED in Apply the driver change: apt: held broken "
+                                                 "packages (1 tasks, 1 changed)")]
