@@ -115,7 +115,7 @@ import yaml  # noqa: E402
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import plan_record_decision  # noqa: E402
 
-_DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "module_utils", "data", "plan_record_cases.yml")
+_DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "module_utils", "data", "status_plan_record_cases.yml")
 with open(_DATA) as _handle:
     RECORD_CASES = yaml.safe_load(_handle)["cases"]
 
