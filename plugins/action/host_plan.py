@@ -25,6 +25,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_ex
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import format_plan_errors
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import build_host_plan, same_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.settings_checks import settings_report
 
 
 def public_roles(roles_dir=ROLES_DIR):
@@ -37,7 +38,7 @@ class ActionModule(ActionBase):
     """Convert every role's inputs (failing on any bad one, naming it) and compute the plan."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('gpu', 'in_container', 'source_branches', 'strict', 'plan'))
+    _VALID_ARGS = frozenset(('gpu', 'in_container', 'source_branches', 'strict', 'plan', 'settings_checks'))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -90,10 +91,19 @@ class ActionModule(ActionBase):
         try:
             in_container = to_bool('in_container', args.get('in_container', False))
             strict = to_bool('strict', args.get('strict', True))
+            settings = None
+            if to_bool('settings_checks', args.get('settings_checks', False)):
+                # the read-only probe: every role's own settings checks, reported, never failing here
+                facts = task_vars.get('ansible_facts') or {}
+                settings = settings_report(inputs, {'distribution': facts.get('distribution'),
+                                                    'major': facts.get('distribution_major_version')})
             current = plain(args.get('plan'))
             if current and args.get('source_branches') is None and same_inputs(current, inputs, in_container):
                 # computed once per run: the plan of these inputs exists already
                 result.update(changed=False, plan=current, computed=False)
+                if settings is not None:
+                    result.update(settings=settings, ansible_facts={'gpuops_settings': settings},
+                                  _ansible_facts_cacheable=False)
                 return result
             address = (inputs.get('prometheus') or {}).get('target_address') or \
                 task_vars.get('ansible_host') or task_vars.get('inventory_hostname')
@@ -108,6 +118,8 @@ class ActionModule(ActionBase):
                               'this host: %s' % format_plan_errors(plan))
             return result
         # published as the fact gpuops_plan (this run only: never written to a fact cache)
-        result.update(changed=False, plan=plan, computed=True, ansible_facts={'gpuops_plan': plan},
-                      _ansible_facts_cacheable=False)
+        facts = {'gpuops_plan': plan}
+        if settings is not None:
+            result['settings'] = facts['gpuops_settings'] = settings
+        result.update(changed=False, plan=plan, computed=True, ansible_facts=facts, _ansible_facts_cacheable=False)
         return result

@@ -62,7 +62,7 @@ def wanted(args):
                 return None
         if path is not None and not isinstance(status, dict):
             return None
-        return status_files(path, status, plan, plan_path)
+        return status_files(path, status, plan, plan_path, args.get('driver_target'))
     except (TypeError, ValueError, StatusError):
         return None
 
@@ -94,7 +94,7 @@ class ActionModule(ActionBase):
     """status_file, asking the host only when this run has not seen the files as they would be."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('path', 'status', 'plan', 'plan_path', 'fact', 'known_files'))
+    _VALID_ARGS = frozenset(('path', 'status', 'plan', 'plan_path', 'fact', 'known_files', 'driver_target'))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)

@@ -25,7 +25,15 @@ description:
     (the collection's reboot request C(gpuops_reboot)), validation verdict, and how many tasks
     the host executed and skipped (what a no-op re-run of a converged fleet costs per host).
   - A dry run (C(--check), or plays in check mode such as C(gpuops.dlserver.probe)) says it is
-    one - its changes are predictions - and a converged fleet reports zero of them.
+    one - its changes are predictions - and a converged fleet reports zero of them. Roles the dry
+    run did not inspect (C(gpuops_summary.probe.unknown), published by the probe) are unknown, and a
+    dry run with any never says the fleet is converged.
+  - The counts of changes come from what the tasks reported (this callback's own counts per host
+    and role); a run in which any task changed something never ends with "already converged".
+  - A failure is attributed to the role and step that failed, from the task's role and path - a
+    task of the private C(common) role (its CUDA-repository check, its preflight) that another role
+    included is reported as common's step, included by that role. A failure the task ignores
+    (C(ignore_errors)) is not counted as the role's failure.
   - Unreachable hosts are told apart from failed ones, and a role the plan runs but that a failed
     or unreachable host never reached says so.
   - The last line says whether anything changed, so a second run of a converged fleet says
@@ -49,6 +57,7 @@ options:
 """
 
 import json
+import re
 
 from ansible import context
 from ansible.plugins.callback import CallbackBase
@@ -57,6 +66,26 @@ PRIVATE_ROLE = "common"
 # Dynamic includes report an ok result of their own; they are not counted as executed tasks.
 INCLUDE_ACTIONS = frozenset(("include_tasks", "include_role", "include_vars"))
 ROLE_PREFIX = "gpuops.dlserver."
+# The steps of the private helper (roles/common/tasks/<file>) that other roles include: a failure
+# there is the step's, not the including role's own tasks' (issue 34).
+COMMON_STEPS = {
+    "cuda_repo.yml": "NVIDIA CUDA repository check (key, sources)",
+    "cuda_repo_lookup.yml": "NVIDIA CUDA repository check (key, sources)",
+    "package_repo.yml": "package repository check (key, sources)",
+    "package_repo_write.yml": "package repository write",
+    "preflight.yml": "preflight (platform, typed inputs)",
+    "gpu.yml": "probe and plan (every role's inputs checked)",
+    "plan.yml": "probe and plan (every role's inputs checked)",
+    "probe.yml": "probe and plan (every role's inputs checked)",
+    "nvml.yml": "NVML binding install",
+    "plan_record.yml": "plan record (/etc/gpuops/plan.json)",
+    "status.yml": "status record",
+    "reboot.yml": "reboot",
+}
+# What the callback counts per host and role ("ignored": failures the task ignores, not the role's).
+COUNT_KEYS = ("ok", "changed", "skipped", "failed", "ignored", "unreachable")
+# <anything>/roles/<role>/tasks/<file>:<line> (Task.get_path() of a role's task)
+_TASK_PATH_RE = re.compile(r"(?:.*/)?roles/([A-Za-z0-9_.]+)/tasks/([^:]+):([0-9]+)")
 
 
 class CallbackModule(CallbackBase):
@@ -76,6 +105,8 @@ class CallbackModule(CallbackBase):
         self.made = {}
         # host -> ok results of dynamic includes (include_tasks, include_role, include_vars)
         self.includes = {}
+        # host -> the failures of its tasks, each attributed to the role and step that failed
+        self.failures = {}
         self.dry_run = bool(context.CLIARGS.get("check", False))
 
     # ------------------------------------------------------------------ events
@@ -100,22 +131,55 @@ class CallbackModule(CallbackBase):
         name = role.get_name()
         return name[len(ROLE_PREFIX):] if name.startswith(ROLE_PREFIX) else name
 
+    @staticmethod
+    def attribution(role, parent, path):
+        """Which role and step a failed task belongs to, from its role, the role that included it
+        (``parent``, for the private ``common``) and its path (``.../roles/<role>/tasks/<file>:<line>``):
+        ``{role, for, step, where}``. A task of ``common`` is the common step's (its file says which),
+        included for ``parent``; a task of a playbook has role None."""
+        match = _TASK_PATH_RE.fullmatch(path or "")
+        where = "roles/%s/tasks/%s:%s" % match.groups() if match else (path or None)
+        if role is None:
+            return {"role": None, "for": None, "step": "playbook task", "where": where}
+        step = "tasks/%s" % match.group(2) if match else "its tasks"
+        if role == PRIVATE_ROLE:
+            step = COMMON_STEPS.get(match.group(2).rsplit("/", 1)[-1], step) if match else step
+        return {"role": role, "for": parent if role == PRIVATE_ROLE else None, "step": step, "where": where}
+
+    @classmethod
+    def _failure_of(cls, result):
+        task = result._task
+        role = getattr(task, "_role", None)
+        name = parent = None
+        if role is not None:
+            name = cls._role_name(role)
+            parents = getattr(role, "_parents", None) or []
+            parent = cls._role_name(parents[0]) if parents else None
+        path = task.get_path() if hasattr(task, "get_path") else None
+        failure = cls.attribution(name, parent, path)
+        msg = str(result._result.get("msg") or "").strip().splitlines()
+        failure.update(task=getattr(task, "name", None) or None, msg=msg[0] if msg else None)
+        return failure
+
     def _count(self, result, key):
         host = result._host.get_name()
         role = self._role_of(result._task)
         if host not in self.roles:
             self.roles[host] = {}
             self.order.append(host)
-        counts = self.roles[host].setdefault(role, {"ok": 0, "changed": 0, "skipped": 0, "failed": 0, "unreachable": 0})
+        counts = self.roles[host].setdefault(role, dict((k, 0) for k in COUNT_KEYS))
         counts[key] += 1
         if key == "ok" and (getattr(result._task, "action", None) or "").rsplit(".", 1)[-1] in INCLUDE_ACTIONS:
             self.includes[host] = self.includes.get(host, 0) + 1
         if key == "ok" and result._result.get("changed", False):
             counts["changed"] += 1
         fields = getattr(result, "_task_fields", None) or {}
-        if key == "ok" and result._result.get("changed", False) and fields.get("check_mode") is False:
-            # a task that runs for real in a dry run (check_mode: false, e.g. a report written on the controller)
+        if self.dry_run and key == "ok" and result._result.get("changed", False) and fields.get("check_mode") is False:
+            # a task that runs for real in a dry run (check_mode: false, e.g. a report written on the
+            # controller); outside a dry run every change is a change made, counted as such
             self.made[host] = self.made.get(host, 0) + 1
+        if key == "failed":
+            self.failures.setdefault(host, []).append(dict(self._failure_of(result), counted_for=role))
         request = (result._result.get("ansible_facts") or {}).get("gpuops_reboot") if key == "ok" else None
         if isinstance(request, dict):
             self.reboots[host] = request
@@ -131,7 +195,8 @@ class CallbackModule(CallbackBase):
         self._count(result, "skipped")
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
-        self._count(result, "failed")
+        # a failure the task ignores (ignore_errors) is not the role's failure: counted apart
+        self._count(result, "ignored" if ignore_errors else "failed")
 
     def v2_runner_on_unreachable(self, result):
         self._count(result, "unreachable")
@@ -143,14 +208,17 @@ class CallbackModule(CallbackBase):
         self._display.banner("GPUOPS FLEET SUMMARY" + (" (DRY RUN)" if self.dry_run else ""))
         records = {}
         for host in hosts:
-            records[host] = self.host_record(host, stats.summarize(host), self.roles.get(host, {}),
+            summary = self.totals(stats.summarize(host), self.roles.get(host, {}))
+            records[host] = self.host_record(host, summary, self.roles.get(host, {}),
                                              (custom.get(host) or {}).get("gpuops_summary"), self.reboots.get(host),
-                                             self.dry_run, self.made.get(host, 0), self.includes.get(host, 0))
+                                             self.dry_run, self.made.get(host, 0), self.includes.get(host, 0),
+                                             self.failures.get(host))
             self._display.display(self.overview_line(records[host]))
         for host in hosts:
-            for line in self.host_lines(host, stats.summarize(host), self.roles.get(host, {}),
+            summary = self.totals(stats.summarize(host), self.roles.get(host, {}))
+            for line in self.host_lines(host, summary, self.roles.get(host, {}),
                                         (custom.get(host) or {}).get("gpuops_summary"), self.dry_run,
-                                        self.made.get(host, 0)):
+                                        self.made.get(host, 0), self.failures.get(host)):
                 self._display.display(line)
         document = self.fleet_document(records, self.dry_run)
         self._display.display(self.final_line(document))
@@ -170,9 +238,26 @@ class CallbackModule(CallbackBase):
             return None
 
     @staticmethod
-    def state_of(summary, dry_run=False, made=0):
-        """``(state, text)`` of a host from its recap counts; in a dry run, ``made`` of its changes were
-        made by tasks outside check mode (the rest are predictions)."""
+    def totals(summary, roles):
+        """The host's recap counts with ``changed`` taken from what its tasks reported (this callback's
+        own counts, every role and play together; a handler is a task); failures, unreachable and
+        rescued as the recap has them (a rescued failure is not the host's)."""
+        summary = dict(summary or {})
+        summary["changed"] = sum(c.get("changed", 0) for c in (roles or {}).values())
+        return summary
+
+    @staticmethod
+    def unknown_roles(published):
+        """The roles a dry run could not predict on this host (``gpuops_summary.probe.unknown``, published by
+        playbooks/probe.yml: roles the probe did not inspect)."""
+        probe = (published or {}).get("probe") or {}
+        return sorted(probe.get("unknown") or [])
+
+    @staticmethod
+    def state_of(summary, dry_run=False, made=0, unknown=()):
+        """``(state, text)`` of a host from its task counts; in a dry run, ``made`` of its changes were
+        made by tasks outside check mode (the rest are predictions) and ``unknown`` names the roles the
+        dry run did not inspect (never "converged" while any is unknown)."""
         changed = summary.get("changed", 0)
         if summary.get("unreachable"):
             return "unreachable", "UNREACHABLE"
@@ -181,17 +266,23 @@ class CallbackModule(CallbackBase):
         if dry_run:
             note = "; %d change(s) made outside check mode" % made if made else ""
             predicted = changed - made
+            if unknown:
+                return "unknown", "%s; unknown for %d role(s) not inspected (%s)%s" % (
+                    "%d change(s) a run would make (dry run: not made)" % predicted if predicted > 0
+                    else "no change predicted", len(unknown), ", ".join(unknown), note)
             return ("converged", "converged: a run would change nothing" + note) if predicted <= 0 else (
                 "changes", "%d change(s) a run would make (dry run: not made)%s" % (predicted, note))
         return ("converged", "converged, nothing changed") if changed == 0 else ("changed", "%d changed" % changed)
 
     @classmethod
-    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0, includes=0):
+    def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0, includes=0,
+                    failures=None):
         """What the summary says of one host, as data (the overview line and the JSON)."""
         published = published or {}
         plan = published.get("plan") or {}
         gpu = published.get("gpu") or {}
-        state, text = cls.state_of(summary, dry_run, made)
+        unknown = cls.unknown_roles(published) if dry_run else []
+        state, text = cls.state_of(summary, dry_run, made, unknown)
         drv = gpu.get("driver") or {}
         pending = dict((role, (v or {}).get("action")) for role, v in ((reboot or {}).get("pending") or {}).items())
         validation = published.get("validate") or {}
@@ -203,7 +294,10 @@ class CallbackModule(CallbackBase):
             "pending_reboot": pending,
             "validation": validation.get("verdict"),
             "tasks": cls.task_counts(roles, includes),
-            "roles": dict((role, {"state": st, "text": detail}) for role, st, detail in cls.role_rows(roles, plan, state)),
+            "unknown": unknown,
+            "failures": [dict((k, v) for k, v in f.items() if k != "counted_for") for f in failures or []],
+            "roles": dict((role, {"state": st, "text": detail})
+                          for role, st, detail in cls.role_rows(roles, plan, state, failures)),
         }
 
     @staticmethod
@@ -231,30 +325,62 @@ class CallbackModule(CallbackBase):
         hosts = sorted(records)
         return {"dry_run": dry_run, "hosts": records,
                 "changed": sum(records[h]["changed"] for h in hosts),
+                "changed_hosts": [h for h in hosts if records[h]["changed"] > 0],
                 "made_outside_check_mode": sum(records[h]["made"] for h in hosts),
+                "unknown": dict((h, records[h]["unknown"]) for h in hosts if records[h].get("unknown")),
                 "failed": [h for h in hosts if records[h]["state"] == "failed"],
                 "unreachable": [h for h in hosts if records[h]["state"] == "unreachable"]}
 
     @staticmethod
-    def final_line(document):
+    def outcome_sentence(document):
+        """What changed (or would), from the tasks' own counts: never "converged" when a task changed
+        something, nor in a dry run while a host has roles it did not inspect."""
+        changed = document["changed"]
+        unknown = document.get("unknown") or {}
+        if document["dry_run"]:
+            if unknown:
+                return "Dry run: %s; unknown for %d role(s) on %d host(s) that the dry run did not inspect: not known " \
+                    "to be converged." % ("a run would make %d change(s) (not made)" % changed if changed
+                                          else "no change predicted", sum(len(r) for r in unknown.values()),
+                                          len(unknown))
+            if changed == 0:
+                return "Dry run: a run would change nothing on any host; the fleet is converged."
+            return "Dry run: a run would make %d change(s); they were not made." % changed
+        if changed == 0:
+            return "No changes on any host: the fleet was already converged."
+        return "%d change(s) made; run again to confirm it converges with zero changes." % changed
+
+    @classmethod
+    def final_line(cls, document):
         parts = []
         if document["unreachable"]:
             parts.append("Unreachable: %s." % ", ".join(document["unreachable"]))
         if document["failed"]:
             parts.append("Failed: %s." % ", ".join(document["failed"]))
         if parts:
+            if document["changed"]:
+                parts.append("%d change(s) made (on %s)." % (
+                    document["changed"], ", ".join(document.get("changed_hosts") or [])))
             return " ".join(parts) + " See the errors above."
-        if document["dry_run"]:
-            if document["changed"] == 0:
-                return "Dry run: a run would change nothing on any host; the fleet is converged."
-            return "Dry run: a run would make %d change(s); they were not made." % document["changed"]
-        if document["changed"] == 0:
-            return "No changes on any host: the fleet was already converged."
-        return "%d change(s) made; run again to confirm it converges with zero changes." % document["changed"]
+        return cls.outcome_sentence(document)
 
     @staticmethod
-    def role_rows(roles, plan, state):
-        """``(role, state, text)`` per role: what it did, or why it did not run."""
+    def failure_text(failure, role):
+        """Where a failure counted for ``role`` happened: in the role's own tasks, or in a step of the
+        private common role that ``role`` included (its CUDA-repository check, its preflight...)."""
+        if failure.get("role") == PRIVATE_ROLE:
+            text = "FAILED in common's %s (included by %s), not in %s's own tasks" % (
+                failure.get("step"), failure.get("for") or role, role)
+        else:
+            text = "FAILED in %s" % (failure.get("task") or failure.get("step"))
+        if failure.get("where"):
+            text += " [%s]" % failure["where"]
+        return text + (": %s" % failure["msg"] if failure.get("msg") else "")
+
+    @classmethod
+    def role_rows(cls, roles, plan, state, failures=None):
+        """``(role, state, text)`` per role: what it did, or why it did not run; a failure says which
+        role's step failed (failures: the host's attributed failures, see ``attribution``)."""
         plan_roles = plan.get("roles") or {}
         names = [r for r in roles if r != "(playbook)" and not (r.startswith("(") and not roles[r]["failed"])]
         names += [r for r in plan_roles if r not in names]
@@ -262,8 +388,16 @@ class CallbackModule(CallbackBase):
         for role in names:
             counts = roles.get(role)
             decision = plan_roles.get(role, {})
+            own = [f for f in failures or [] if f.get("counted_for") == role]
             if counts and counts.get("unreachable"):
                 rows.append((role, "unreachable", "UNREACHABLE (%d tasks ran before)" % counts["ok"]))
+            elif counts and counts["failed"] and state not in ("failed", "unreachable"):
+                # the host did not fail: a block's rescue took the failure (the recap counts it as rescued)
+                rows.append((role, "rescued", "rescued after %s (%d tasks, %d changed)" % (
+                    cls.failure_text(own[-1], role) if own else "a failure", counts["ok"], counts["changed"])))
+            elif counts and counts["failed"] and own:
+                rows.append((role, "failed", "%s (%d tasks, %d changed)" % (
+                    cls.failure_text(own[-1], role), counts["ok"], counts["changed"])))
             elif counts and (counts["ok"] or counts["failed"]):
                 what = "converged" if not counts["failed"] else "FAILED"
                 rows.append((role, "failed" if counts["failed"] else "ran",
@@ -348,9 +482,10 @@ class CallbackModule(CallbackBase):
             (published or {}).get("security_updates_take") or "set nvidia_driver_version and run the rolling upgrade")
 
     @classmethod
-    def host_lines(cls, host, summary, roles, published, dry_run=False, made=0):
+    def host_lines(cls, host, summary, roles, published, dry_run=False, made=0, failures=None):
         """Text lines for one host. ``published`` is what site.yml gave set_stats."""
-        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made)[1])]
+        unknown = cls.unknown_roles(published) if dry_run else []
+        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made, unknown)[1])]
         published = published or {}
         plan = published.get("plan") or {}
         for line in cls.hardware_lines(published.get("gpu"), plan):
@@ -374,6 +509,6 @@ class CallbackModule(CallbackBase):
         validation = published.get("validate") or {}
         if validation:
             lines.append("  validation: %s" % validation.get("summary"))
-        for role, dummy, text in cls.role_rows(roles, plan, cls.state_of(summary)[0]):
+        for role, dummy, text in cls.role_rows(roles, plan, cls.state_of(summary)[0], failures):
             lines.append("  %-26s %s" % (role, text))
         return lines

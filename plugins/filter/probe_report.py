@@ -24,7 +24,11 @@ description:
     M(gpuops.dlserver.nvidia_driver_repo), action C(resolve), in check mode) says which version it would
     install and whether a reboot would follow. Reboots already pending from earlier runs come from the
     host's reboot marker (C(/run/gpuops/reboot-required)).
-positional: _input, host, resolved, marker
+  - The other roles' settings are checked with the roles' own checks (O(settings), from
+    M(gpuops.dlserver.host_plan) with C(settings_checks)) - a role whose settings fail them is predicted
+    to fail (C(fails)); otherwise its change is unknown (C(null)). C(verdict) counts the roles inspected,
+    that would change, that would fail and that are unknown.
+positional: _input, host, resolved, marker, settings
 options:
   _input:
     description: The host's plan (C(gpuops_plan)).
@@ -43,6 +47,10 @@ options:
     description: The text of the host's reboot marker, or C(null) when there is none.
     type: str
     required: false
+  settings:
+    description: The roles' settings checks (C(ansible_facts.gpuops_settings)), or C({}) when none ran.
+    type: dict
+    required: false
 """
 
 EXAMPLES = r"""
@@ -59,9 +67,11 @@ _value:
   description:
     - C(host), C(gpus), C(architectures), C(driver) (C(loaded), C(version), C(installed), C(target),
       C(branch)), C(plan) (C(ok), C(errors), C(warnings)), C(roles) (per role C(run), C(change),
-      C(reboot), C(reason)), C(changes) (the roles a run would change), C(not_inspected) and C(reboot)
-      (C(would_follow), C(roles), C(pending)), and C(security_updates_held_back) (C(checked), C(packages), C(take)),
-      the driver security updates its pin or hold keeps back.
+      C(reboot), C(reason), and C(fails) where its settings checks predict a failure), C(changes) (the
+      roles a run would change), C(not_inspected), C(verdict) (C(inspected), C(would_change),
+      C(would_fail), C(unknown), C(not_run)) and C(reboot) (C(would_follow), C(roles), C(pending)),
+      and C(security_updates_held_back) (C(checked), C(packages), C(take)), the driver security updates its pin or
+      hold keeps back.
   type: dict
 """
 
@@ -70,9 +80,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.probe_report import ReportError, host_report
 
 
-def probe_report(plan, host, resolved=None, marker=None):
+def probe_report(plan, host, resolved=None, marker=None, settings=None):
     try:
-        return host_report(host, plan, resolved or None, marker)
+        return host_report(host, plan, resolved or None, marker, settings or None)
     except ReportError as exc:
         raise AnsibleFilterError('gpuops.dlserver.probe_report: %s' % exc)
 

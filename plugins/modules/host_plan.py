@@ -61,6 +61,15 @@ options:
     description: Fail when the plan has errors (conflicts between the inputs and the hardware).
     type: bool
     default: true
+  settings_checks:
+    description:
+      - Also run every role's own settings checks that need neither the host nor the network (a
+        repository key over plain http without a checksum, a repository URL, paths, thresholds;
+        C(plugins/module_utils/plan/settings_checks.py)) and return what they find as RV(settings),
+        without failing on it. The read-only C(gpuops.dlserver.probe) playbook sets it, so that its
+        report predicts the failure a run would meet in the role.
+    type: bool
+    default: false
 attributes:
   action:
     support: full
@@ -107,13 +116,22 @@ computed:
   description: Whether the plan was computed now (false - O(plan) was returned, made from the same inputs).
   returned: success
   type: bool
+settings:
+  description:
+    - Per role, C(checked) (false where no check of its settings runs without the host), C(problems)
+      (each naming its variable) and C(reason) (what the check covers).
+  returned: when O(settings_checks) is true
+  type: dict
 ansible_facts:
-  description: The fact C(gpuops_plan), the computed plan (the same as RV(plan)).
-  returned: when RV(computed) is true
+  description: The fact C(gpuops_plan), the computed plan (the same as RV(plan)), and C(gpuops_settings).
+  returned: when RV(computed) is true, or O(settings_checks) is true
   type: dict
   contains:
     gpuops_plan:
       description: The host's plan.
+      type: dict
+    gpuops_settings:
+      description: RV(settings), when O(settings_checks) is true.
       type: dict
 problems:
   description: One message per bad variable of any role, each naming the variable.
@@ -129,7 +147,8 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(gpu=dict(type='dict', required=True), in_container=dict(type='bool', default=False),
                            plan=dict(type='dict'),
-                           source_branches=dict(type='list', elements='raw'), strict=dict(type='bool', default=True)),
+                           source_branches=dict(type='list', elements='raw'), strict=dict(type='bool', default=True),
+                           settings_checks=dict(type='bool', default=False)),
         supports_check_mode=True,
     )
     module.fail_json(msg='gpuops.dlserver.host_plan runs on the controller as an action plugin; '

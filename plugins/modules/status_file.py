@@ -32,6 +32,9 @@ description:
   - A plan that leaves the driver branch to the driver source (C(driver.branch.from) is
     C(source)) is not recorded; the C(gpuops.dlserver.nvidia_driver) role plans it again with the
     branches its source carries, and its status step records that plan.
+  - Only a plan that was accepted is recorded - a plan that runs the C(gpuops.dlserver.nvidia_driver)
+    role is recorded once that role has chosen the driver to install in this run (O(driver_target)),
+    so a run refused before it acted (a branch the source does not carry) leaves the record as it was.
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
@@ -66,6 +69,13 @@ options:
     description: Where the plan is recorded.
     type: path
     default: /etc/gpuops/plan.json
+  driver_target:
+    description:
+      - The driver version the C(gpuops.dlserver.nvidia_driver) role chose in this run (the C(target) of
+        its read of the host and repositories). Left out or empty, a plan that runs the driver role is
+        not recorded (the role has not accepted it yet); a plan that does not run it is recorded.
+    type: str
+    version_added: 0.2.0
   fact:
     description:
       - Also publish O(status) as a fact of this name (the roles publish C(<role>_status) so), in
@@ -164,6 +174,7 @@ def main():
             status=dict(type='dict'),
             plan=dict(type='dict'),
             plan_path=dict(type='path', default='/etc/gpuops/plan.json'),
+            driver_target=dict(type='str'),
             fact=dict(type='str'),
             known_files=dict(type='dict'),
         ),
@@ -176,7 +187,8 @@ def main():
         if params[name] is not None and not os.path.isabs(params[name]):
             module.fail_json(msg='%s: %r must be an absolute path' % (name, params[name]))
     try:
-        files = status_files(params['path'] or None, params['status'], params['plan'], params['plan_path'])
+        files = status_files(params['path'] or None, params['status'], params['plan'], params['plan_path'],
+                             params['driver_target'])
     except StatusError as exc:
         module.fail_json(msg=str(exc))
     plan_recorded = len(files) > (1 if params['path'] else 0)

@@ -208,20 +208,38 @@ def record_text(value):
     return json.dumps(value, indent=4, sort_keys=True, separators=(',', ': ')) + "\n"
 
 
-def plan_to_record(plan):
-    """The plan to record in /etc/gpuops/plan.json, or None: none given, or a plan that leaves
-    the driver branch to the driver source (``driver.branch.from == 'source'``), which the
-    nvidia_driver role plans again with its source's branches before it is recorded."""
+def plan_record_decision(plan, driver_target=None):
+    """``{record, reason}``: whether /etc/gpuops/plan.json records ``plan`` now.
+
+    Only a plan that was accepted is recorded (issue 34: a run that failed before it acted wrote
+    its refused ``driver_branch: 5800``): not a plan that leaves the driver branch to the driver
+    source (the nvidia_driver role plans it again with its source's branches), and not a plan
+    that runs the driver role before that role has read the host and its repositories in this
+    run and chosen the version to install (``driver_target``, the ``target`` of its
+    ``nvidia_driver_repo`` resolve; None or '' when it has not). site.yml's first play and the
+    roles that run before the driver role therefore leave a driver host's record as it was; the
+    driver role's status step records the plan it accepted, and every later role's the same.
+    """
     if not plan:
-        return None
+        return {"record": False, "reason": "no plan given"}
     if not isinstance(plan, dict):
         raise StatusError("plan: must be the host plan (a dict), got %r" % (plan,))
     if dig(plan, "driver", "branch", "from") == "source":
-        return None
-    return plan
+        return {"record": False, "reason": "the plan leaves the driver branch to the driver source: the "
+                                           "nvidia_driver role plans it again and records it"}
+    if dig(plan, "roles", "nvidia_driver", "run") is True and not driver_target:
+        return {"record": False, "reason": "the nvidia_driver role has not accepted the plan in this run (it has "
+                                           "not chosen the driver to install): recorded by its status step"}
+    return {"record": True, "reason": "the plan was accepted" + (
+        " (the nvidia_driver role chose driver %s)" % driver_target if driver_target else "")}
 
 
-def status_files(path, status, plan, plan_path):
+def plan_to_record(plan, driver_target=None):
+    """The plan to record in /etc/gpuops/plan.json, or None (see plan_record_decision)."""
+    return plan if plan_record_decision(plan, driver_target)["record"] else None
+
+
+def status_files(path, status, plan, plan_path, driver_target=None):
     """[(path, text)] one status step writes: the role's status record at ``path`` (when a path
     is given) and the plan record at ``plan_path`` (when plan_to_record keeps the plan). The
     module writes them; its action plugin compares them with what this run already saw on the
@@ -229,7 +247,7 @@ def status_files(path, status, plan, plan_path):
     files = []
     if path is not None:
         files.append((path, record_text(status)))
-    record = plan_to_record(plan)
+    record = plan_to_record(plan, driver_target)
     if record is not None:
         files.append((plan_path, record_text(record)))
     return files

@@ -60,6 +60,26 @@ def _target(address, listen, variable, default_port):
     return '%s:%d' % (target_host, port)
 
 
+def dcgm_scrape(plan, in_group, dcgm_group):
+    """``(scrape, reason)`` of a host's dcgm-exporter target.
+
+    The group (prometheus_dcgm_exporter_group) decides, and the reason says only that, so the
+    record is the same whether or not the host is in this run (issue 34: a canary-then-rest
+    workflow rewrote the prometheus status file with --limit). Where the host's plan is in this
+    run and disagrees with the group (a host of the group without an NVIDIA GPU, or a GPU host
+    outside it), the plan, which saw the hardware, wins, and the reason says that this decision
+    depends on the host being in the run, and how to make the inventory agree.
+    """
+    group = 'it is %sin group %s (prometheus_dcgm_exporter_group)' % ('' if in_group else 'not ', dcgm_group)
+    decision = (plan.get('roles') or {}).get('dcgm_exporter')
+    if not isinstance(decision, dict) or 'run' not in decision or bool(decision['run']) == in_group:
+        return in_group, group
+    return bool(decision['run']), (
+        'hardware plan of this run: %s; but %s: a run that leaves this host out follows the group (%s)'
+        % (decision.get('reason', ''), group,
+           'add the host to %s' % dcgm_group if decision['run'] else 'take the host out of %s' % dcgm_group))
+
+
 def host_targets(name, hostvars, groups, dcgm_group):
     """``{node_exporter: {...}, dcgm_exporter: {...}}`` of one host; ValueError names the variable.
 
@@ -79,14 +99,7 @@ def host_targets(name, hostvars, groups, dcgm_group):
     address = (plan.get('host') or {}).get('scrape_address') or hostvars.get('ansible_host') or name
     node = {'scrape': True, 'reason': 'every host in the node_exporter group runs node_exporter',
             'target': _target(address, listen('node_exporter'), 'node_exporter_listen_address (host %s)' % name, 9100)}
-    decision = (plan.get('roles') or {}).get('dcgm_exporter')
-    if isinstance(decision, dict) and 'run' in decision:
-        scrape = bool(decision['run'])
-        reason = 'hardware plan: %s' % decision.get('reason', '')
-    else:
-        scrape = dcgm_group in groups
-        reason = ('no hardware plan of this host in this run; it is %sin group %s (prometheus_dcgm_exporter_group)'
-                  % ('' if scrape else 'not ', dcgm_group))
+    scrape, reason = dcgm_scrape(plan, dcgm_group in groups, dcgm_group)
     dcgm = {'scrape': scrape, 'reason': reason,
             'target': _target(address, listen('dcgm_exporter'), 'dcgm_exporter_listen_address (host %s)' % name, 9400)}
     return {'node_exporter': node, 'dcgm_exporter': dcgm}

@@ -5,9 +5,15 @@
 plan decided, per role whether a run would change something and whether a reboot would follow.
 
 ``host_report()`` builds one host's report from its plan, the driver role's read of the host
-and repositories (``nvidia_driver_repo`` action ``resolve``, run in check mode) and the host's
-pending reboot marker; ``fleet_report()`` gathers the hosts' reports (a host without one failed
-or was unreachable) into the JSON document and the table the playbook prints.
+and repositories (``nvidia_driver_repo`` action ``resolve``, run in check mode), the roles' own
+settings checks (``host_plan`` option ``settings_checks``: ``plan/settings_checks.py``) and the
+host's pending reboot marker; ``fleet_report()`` gathers the hosts' reports (a host without one
+failed or was unreachable) into the JSON document and the table the playbook prints.
+
+A report says only what it knows (issue 34): each role the plan runs is either inspected (the
+change is known), predicted to fail (its settings checks found a problem) or unknown, and the
+verdict (``verdict()``, ``fleet_verdict()``) counts the unknown ones and never calls a host or
+the fleet converged while any role is unknown.
 
 Pure functions, standard library only (reached through the filters gpuops.dlserver.probe_report
 and gpuops.dlserver.probe_fleet).
@@ -92,8 +98,47 @@ def driver_change(plan, resolved):
             'installed': installed, 'target': target}
 
 
-def host_report(host, plan, resolved=None, marker_text=None):
-    """One host's report: GPUs, driver, plan, per role ``{run, change, reboot, reason}``, reboots."""
+def role_row(role, decision, settings):
+    """A role the probe does not read the host for: ``{run, change, reboot, reason}`` (``fails``
+    where its settings checks predict a failure; ``change`` None: unknown)."""
+    if not decision.get('run'):
+        return {'run': False, 'change': False, 'reboot': False, 'reason': 'skipped: %s' % decision.get('reason')}
+    checked = _dict(settings.get(role), 'settings.%s' % role)
+    if checked.get('problems'):
+        return {'run': True, 'change': None, 'reboot': None, 'fails': True,
+                'reason': 'a run would FAIL in this role: %s' % '; '.join(str(p) for p in checked['problems'])}
+    if checked.get('checked'):
+        return {'run': True, 'change': None, 'reboot': None,
+                'reason': '%s; its settings pass its checks (%s)' % (NOT_INSPECTED, checked.get('reason'))}
+    return {'run': True, 'change': None, 'reboot': None, 'reason': NOT_INSPECTED}
+
+
+def verdict(roles):
+    """What the probe knows of a host's roles: ``{inspected, would_change, would_fail, unknown, not_run}``
+    (role names; inspected: the plan runs the role and its change is known)."""
+    run = [r for r in sorted(roles) if roles[r].get('run')]
+    return {
+        'inspected': [r for r in run if roles[r].get('change') is not None],
+        'would_change': [r for r in run if roles[r].get('change')],
+        'would_fail': [r for r in run if roles[r].get('fails')],
+        'unknown': [r for r in run if roles[r].get('change') is None and not roles[r].get('fails')],
+        'not_run': [r for r in sorted(roles) if not roles[r].get('run')],
+    }
+
+
+def verdict_line(known):
+    """One line of what the probe knows of a host's roles (counts, then the roles that would fail)."""
+    line = 'roles: %d inspected (%d would change), %d would fail, %d unknown (not inspected), %d not run (plan)' % (
+        len(known['inspected']), len(known['would_change']), len(known['would_fail']), len(known['unknown']),
+        len(known['not_run']))
+    if known['would_fail']:
+        line += '; would FAIL: %s' % ', '.join(known['would_fail'])
+    return line
+
+
+def host_report(host, plan, resolved=None, marker_text=None, settings=None):
+    """One host's report: GPUs, driver, plan, per role ``{run, change, reboot, reason}``, reboots,
+    and the verdict (what is known, would change, would fail, unknown)."""
     if not isinstance(host, str) or not host:
         raise ReportError('probe report: the host name must be a non-empty string, got %r' % (host,))
     plan = _dict(plan, 'plan (gpuops_plan)')
@@ -103,16 +148,14 @@ def host_report(host, plan, resolved=None, marker_text=None):
     driver = _dict(plan.get('driver'), 'plan.driver')
     loaded = _dict(driver.get('loaded'), 'plan.driver.loaded')
     plan_roles = _dict(plan.get('roles'), 'plan.roles')
+    settings = _dict(settings, 'settings (gpuops_settings)')
     roles = {}
     for role in ROLES:
         decision = _dict(plan_roles.get(role), 'plan.roles.%s' % role)
         if role == 'nvidia_driver':
             roles[role] = driver_change(plan, resolved)
-        elif decision.get('run'):
-            roles[role] = {'run': True, 'change': None, 'reboot': None, 'reason': NOT_INSPECTED}
         else:
-            roles[role] = {'run': False, 'change': False, 'reboot': False,
-                           'reason': 'skipped: %s' % decision.get('reason')}
+            roles[role] = role_row(role, decision, settings)
     pending = pending_reboots(marker_text)
     would = sorted(r for r, v in roles.items() if v.get('reboot'))
     changes = sorted(r for r, v in roles.items() if v.get('change'))
@@ -132,6 +175,7 @@ def host_report(host, plan, resolved=None, marker_text=None):
         'roles': roles,
         'changes': changes,
         'not_inspected': unknown,
+        'verdict': verdict(roles),
         'reboot': {'would_follow': bool(would), 'roles': would, 'pending': pending},
         'security_updates_held_back': held_back_security(resolved),
     }
@@ -160,8 +204,8 @@ def held_back_line(report):
         held.get('take'))
 
 
-def _cell(value):
-    return '?' if value is None else ('yes' if value else 'no')
+def _cell(value, fails=False):
+    return 'FAIL' if fails else ('?' if value is None else ('yes' if value else 'no'))
 
 
 def host_line(report):
@@ -173,7 +217,9 @@ def host_line(report):
     if report['roles']['nvidia_driver'].get('change'):
         driver += ' -> %s' % drv.get('target')
     plan = 'ok' if report['plan']['ok'] else 'CONFLICT'
-    changes = ', '.join(report['changes']) or 'no change'
+    unknown = report['verdict']['unknown'] if 'verdict' in report else report.get('not_inspected') or []
+    changes = ', '.join(report['changes']) or ('none known (%d role(s) unknown)' % len(unknown) if unknown
+                                               else 'no change')
     reboot = report['reboot']
     boot = 'reboot: %s' % (', '.join(reboot['roles']) if reboot['would_follow'] else 'no')
     if reboot['pending']:
@@ -182,8 +228,31 @@ def host_line(report):
         report['host'], report['gpus'], driver, plan, changes, boot)
 
 
+def fleet_verdict(done, missing):
+    """The report's last line: what a run would do across the fleet, from what the probe knows.
+    Never "converged" (nor "would change nothing") while a role is unknown or a host has no report."""
+    changes = sorted(h for h in done if done[h]['changes'])
+    fails = sorted(h for h in done if done[h]['verdict']['would_fail'])
+    unknown = dict((h, done[h]['verdict']['unknown']) for h in done if done[h]['verdict']['unknown'])
+    parts = []
+    if missing:
+        parts.append('%d host(s) without a report (failed or unreachable: %s)' % (len(missing), ', '.join(missing)))
+    if fails:
+        parts.append('a run would FAIL on %d host(s) (%s)' % (len(fails), ', '.join(fails)))
+    if changes:
+        parts.append('a run would change %d host(s) (%s)' % (len(changes), ', '.join(changes)))
+    if unknown:
+        parts.append('unknown for %d role(s) on %d host(s), not inspected by the probe (site.yml --check --diff on '
+                     'a canary shows them)' % (sum(len(r) for r in unknown.values()), len(unknown)))
+    if not parts:
+        return 'Verdict: every role the plan runs was inspected; a run would change nothing on any host.'
+    if not (missing or fails or changes):
+        parts.insert(0, 'no change found')
+    return 'Verdict: %s; not known to be converged.' % '; '.join(parts)
+
+
 def fleet_report(reports, hosts):
-    """The fleet's document: ``{report_version, hosts: {name: report}, missing, table}``.
+    """The fleet's document: ``{report_version, hosts: {name: report}, missing, verdict, table}``.
 
     ``reports``: ``{host: report or None}``; ``hosts``: every host of the play, in order (a host
     without a report failed or was unreachable).
@@ -198,15 +267,22 @@ def fleet_report(reports, hosts):
             missing.append(host)
             table.append('%s: NO REPORT (the host failed or was unreachable: see the errors above)' % host)
             continue
+        if 'verdict' not in report:
+            report = dict(report, verdict=verdict(report['roles']))
         done[host] = report
         table.append(host_line(report))
         if held_back_line(report):
             table.append('  ' + held_back_line(report))
+        table.append('  ' + verdict_line(report['verdict']))
         for role in ROLES:
             row = report['roles'].get(role) or {}
-            table.append('  %-26s change: %-3s reboot: %-3s %s' % (
-                role, _cell(row.get('change')), _cell(row.get('reboot')), row.get('reason')))
+            table.append('  %-26s change: %-4s reboot: %-3s %s' % (
+                role, _cell(row.get('change'), row.get('fails')), _cell(row.get('reboot')), row.get('reason')))
+    last = fleet_verdict(done, missing)
+    table.append(last)
     return {'report_version': REPORT_VERSION, 'hosts': done, 'missing': missing,
             'changes': sorted(h for h in done if done[h]['changes']),
             'reboots': sorted(h for h in done if done[h]['reboot']['would_follow']),
-            'table': table}
+            'would_fail': sorted(h for h in done if done[h]['verdict']['would_fail']),
+            'unknown': dict((h, done[h]['verdict']['unknown']) for h in done if done[h]['verdict']['unknown']),
+            'verdict': last, 'table': table}

@@ -89,3 +89,32 @@ def test_a_listen_address_the_plan_publishes_is_checked_first(run, tmp_path, var
     assert res.returncode != 0
     assert all(w in out for w in words), out[-2000:]
     assert not (tmp_path / "out.json").exists()
+
+
+SETTINGS_PLAY = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - gpuops.dlserver.host_plan:
+        gpu: "{{ facts }}"
+        in_container: true
+        settings_checks: true
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ ansible_facts.gpuops_settings | to_json }}"
+"""
+
+
+def test_settings_checks_report_a_key_over_plain_http_without_failing(run_play, tmp_path):
+    """Issue 34: the probe predicts the failure a run meets in a role's settings (the read-only probe
+    asks host_plan for the roles' own settings checks; they are reported, the plan is still made)."""
+    res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml",
+                   "nvidia_container_toolkit_keyring_url=http://mirror.example/gpgkey")
+    assert res.returncode == 0, res.stdout + res.stderr
+    settings = json.loads((tmp_path / "out.json").read_text())
+    toolkit = settings["nvidia_container_toolkit"]
+    assert toolkit["checked"] is True
+    assert any("the repository key http://mirror.example/gpgkey comes over plain http: set "
+               "nvidia_container_toolkit_keyring_checksum" in p for p in toolkit["problems"])
+    assert settings["node_exporter"] == {"checked": False, "problems": [],
+                                         "reason": "no settings check of node_exporter runs without the host"}
+    assert settings["os_tuning"]["checked"] is True and settings["os_tuning"]["problems"] == []

@@ -227,7 +227,8 @@ def test_unreachable_failed_and_not_reached_are_told_apart(tmp_path):
     block_b = text[text.index("\ngpu-b: FAILED\n"):text.index("\ngpu-c: UNREACHABLE\n")]
     assert "not in this playbook" not in block_b and "gpu_validate               not reached" in block_b
     assert "  gpu_validate               not in this playbook (plan: run; GPUs present)" in text
-    assert lines[-1] == "Unreachable: gpu-c. Failed: gpu-b. See the errors above."
+    # the change gpu-a made is said, even though other hosts failed
+    assert lines[-1] == "Unreachable: gpu-c. Failed: gpu-b. 1 change(s) made (on gpu-a). See the errors above."
     assert doc["failed"] == ["gpu-b"] and doc["unreachable"] == ["gpu-c"] and doc["dry_run"] is False
     assert doc["hosts"]["gpu-b"]["roles"]["gpu_validate"]["state"] == "not_reached"
     assert doc["hosts"]["gpu-a"]["pending_reboot"] == {"nvidia_driver": "deferred"}
@@ -292,3 +293,155 @@ def test_a_driver_left_alone_is_shown():
     lines = CallbackModule.host_lines("h", {"changed": 0}, {}, {"plan": plan})
     assert "  left alone (nvidia_driver): runfile; left alone" in lines
     assert any("nvidia_driver" in line and "skipped: runfile; left alone" in line for line in lines)
+
+
+# ---------------------------------------------------------------- issue 34: reports that say what they know
+import pytest  # noqa: E402
+import yaml  # noqa: E402
+
+DATA = os.path.abspath(os.path.join(HERE, "..", "module_utils", "data"))
+with open(os.path.join(DATA, "fleet_summary_attribution.yml")) as _handle:
+    ATTRIBUTION = yaml.safe_load(_handle)["cases"]
+
+
+@pytest.mark.parametrize("case", ATTRIBUTION, ids=[c["name"] for c in ATTRIBUTION])
+def test_failure_attribution(case):
+    assert CallbackModule.attribution(case["role"], case["parent"], case["path"]) == case["expect"]
+
+
+class _CommonTask(_Task):
+    """A task of the private common role included by ``parent`` (its Task.get_path())."""
+
+    def __init__(self, parent, path, name):
+        _Task.__init__(self, "common")
+        self._role._parents = [_Role(parent)]
+        self.name = name
+        self._path = path
+
+    def get_path(self):
+        return self._path
+
+
+def test_a_real_run_counts_a_change_of_a_task_outside_check_mode(tmp_path):
+    """Issue 34: `lab-cpu: 1 changed; ... changed 0` then `No changes on any host` - a task with
+    check_mode: false that changed in a real run is a change made, not one 'made outside check mode'."""
+    callback = CallbackModule()
+    callback._display = _Display()
+    callback.get_option = lambda name: str(tmp_path / "s.json") if name == "json_path" else None
+    callback.v2_playbook_on_play_start(_Play(False))
+    res = _Result("lab-cpu", "os_tuning", {"changed": True})
+    res._task_fields = {"check_mode": False}
+    callback.v2_runner_on_ok(res)
+    from ansible.executor.stats import AggregateStats
+    stats = AggregateStats()
+    stats.increment("ok", "lab-cpu")
+    stats.increment("changed", "lab-cpu")
+    callback.v2_playbook_on_stats(stats)
+    lines = callback._display.lines
+    assert lines[1].startswith("lab-cpu: 1 changed; GPUs -") and "; changed 1;" in lines[1]
+    assert lines[-1] == "1 change(s) made; run again to confirm it converges with zero changes."
+    assert callback.made == {}
+
+
+def test_totals_come_from_what_the_tasks_reported(tmp_path):
+    """The recap's count aside, a task that reported changed is a change: never 'already converged'."""
+    callback = CallbackModule()
+    callback._display = _Display()
+    callback.get_option = lambda name: None
+    callback.v2_playbook_on_play_start(_Play(False))
+    callback.v2_runner_on_ok(_Result("gpu-a", "nvidia_driver", {"changed": True}))
+    callback.v2_runner_on_ok(_Result("gpu-a", None, {"changed": True}))
+    from ansible.executor.stats import AggregateStats
+    stats = AggregateStats()
+    stats.increment("ok", "gpu-a")  # the recap saw no change
+    callback.v2_playbook_on_stats(stats)
+    assert "; changed 2;" in callback._display.lines[1]
+    assert callback._display.lines[-1] == "2 change(s) made; run again to confirm it converges with zero changes."
+    assert not any("already converged" in line for line in callback._display.lines)
+
+
+def test_a_failure_in_commons_cuda_check_is_commons_not_the_driver_roles(tmp_path):
+    """Issue 34: `nvidia_driver FAILED` for a failure in common's CUDA key check."""
+    callback = CallbackModule()
+    callback._display = _Display()
+    path = str(tmp_path / "s.json")
+    callback.get_option = lambda name: path if name == "json_path" else None
+    callback.v2_playbook_on_play_start(_Play(False))
+    callback.v2_runner_on_ok(_Result("gpu-a", "nvidia_driver", {}))
+    res = _Result("gpu-a", None, {"msg": "the repository key http://m/k.pub comes over plain http: set "
+                                         "gpuops_cuda_repo_key_checksum to its sha256 (or use https://)\nmore"})
+    res._task = _CommonTask("nvidia_driver", "/c/roles/common/tasks/cuda_repo_lookup.yml:11",
+                            "Look up this host's CUDA repository and its key")
+    callback.v2_runner_on_failed(res)
+    from ansible.executor.stats import AggregateStats
+    stats = AggregateStats()
+    stats.increment("ok", "gpu-a")
+    stats.increment("failures", "gpu-a")
+    stats.update_custom_stats("gpuops_summary", _plan_run_all(), "gpu-a")
+    callback.v2_playbook_on_stats(stats)
+    text = "\n".join(callback._display.lines)
+    assert ("  nvidia_driver              FAILED in common's NVIDIA CUDA repository check (key, sources) (included by "
+            "nvidia_driver), not in nvidia_driver's own tasks [roles/common/tasks/cuda_repo_lookup.yml:11]: the "
+            "repository key http://m/k.pub comes over plain http: set gpuops_cuda_repo_key_checksum to its sha256 "
+            "(or use https://) (1 tasks, 0 changed)") in text
+    with open(path) as handle:
+        doc = json.load(handle)
+    failure = doc["hosts"]["gpu-a"]["failures"][0]
+    assert failure["role"] == "common" and failure["for"] == "nvidia_driver"
+    assert failure["step"] == "NVIDIA CUDA repository check (key, sources)"
+    assert doc["hosts"]["gpu-a"]["roles"]["nvidia_driver"]["state"] == "failed"
+    assert callback._display.lines[-1] == "Failed: gpu-a. See the errors above."
+
+
+def test_a_failure_in_the_roles_own_task_names_the_task():
+    res = _Result("gpu-a", "nvidia_driver", {"msg": "apt failed"})
+    res._task.name = "Install the driver packages"
+    callback = CallbackModule()
+    callback.v2_runner_on_failed(res)
+    rows = CallbackModule.role_rows(callback.roles["gpu-a"], {}, "failed", callback.failures["gpu-a"])
+    assert rows == [("nvidia_driver", "failed", "FAILED in Install the driver packages: apt failed (0 tasks, 0 changed)")]
+
+
+def test_an_ignored_failure_is_not_the_roles_failure():
+    callback = CallbackModule()
+    callback.v2_runner_on_ok(_Result("gpu-a", "os_tuning", {}))
+    callback.v2_runner_on_failed(_Result("gpu-a", "os_tuning", {"msg": "expected"}), ignore_errors=True)
+    counts = callback.roles["gpu-a"]["os_tuning"]
+    assert counts["failed"] == 0 and counts["ignored"] == 1 and "gpu-a" not in callback.failures
+    assert CallbackModule.role_rows(callback.roles["gpu-a"], {}, "converged") == [
+        ("os_tuning", "ran", "converged (1 tasks, 0 changed)")]
+
+
+def test_a_dry_run_with_roles_not_inspected_never_says_converged(tmp_path):
+    """Issue 34: the probe's `Dry run: a run would change nothing on any host; the fleet is converged.`
+    while 6 of 10 roles per GPU host were not inspected."""
+    published = _plan_run_all()
+    published["probe"] = {"inspected": ["nvidia_driver"], "would_change": [], "would_fail": [],
+                          "unknown": ["gpu_validate", "os_tuning"]}
+    lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {})], check=True, published={"gpu-a": published})
+    assert lines[1].startswith("gpu-a: no change predicted; unknown for 2 role(s) not inspected (gpu_validate, "
+                               "os_tuning); GPUs 8;")
+    assert lines[-1] == ("Dry run: no change predicted; unknown for 2 role(s) on 1 host(s) that the dry run did not "
+                         "inspect: not known to be converged.")
+    assert not any("converged." in line and "not known" not in line for line in lines)
+    assert doc["unknown"] == {"gpu-a": ["gpu_validate", "os_tuning"]} and doc["hosts"]["gpu-a"]["state"] == "unknown"
+    lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {"changed": True})], check=True,
+                      published={"gpu-a": published})
+    assert lines[-1].startswith("Dry run: a run would make 1 change(s) (not made); unknown for 2 role(s)")
+    # a real run's summary does not read the probe's unknowns
+    lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {})], published={"gpu-a": published})
+    assert lines[-1] == "No changes on any host: the fleet was already converged."
+
+
+def test_a_rescued_failure_is_not_the_hosts_failure():
+    """A failure a block's rescue took (the recap counts it as rescued, not as a failure) is said as such."""
+    callback = CallbackModule()
+    callback.v2_runner_on_ok(_Result("gpu-a", "nvidia_driver", {"changed": True}))
+    res = _Result("gpu-a", "nvidia_driver", {"msg": "apt: held broken packages"})
+    res._task.name = "Apply the driver change"
+    callback.v2_runner_on_failed(res)
+    state = CallbackModule.state_of(CallbackModule.totals({"rescued": 1}, callback.roles["gpu-a"]))[0]
+    assert state == "changed"
+    rows = CallbackModule.role_rows(callback.roles["gpu-a"], {}, state, callback.failures["gpu-a"])
+    assert rows == [("nvidia_driver", "rescued", "rescued after FAILED in Apply the driver change: apt: held broken "
+                                                 "packages (1 tasks, 1 changed)")]

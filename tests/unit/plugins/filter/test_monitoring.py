@@ -51,7 +51,8 @@ def test_prometheus_targets_from_hostvars():
     assert result["file_sd"]["node_exporter"] == [{"targets": ["10.0.0.2:9100"], "labels": {"node": "cpu1"}},
                                                   {"targets": ["10.0.0.1:9100"], "labels": {"node": "gpu1"}}]
     assert result["file_sd"]["dcgm_exporter"] == [{"targets": ["10.0.0.1:9400"], "labels": {"node": "gpu1"}}]
-    assert result["hosts"]["cpu1"]["dcgm_exporter"]["reason"] == "hardware plan: no GPU"
+    assert result["hosts"]["cpu1"]["dcgm_exporter"]["reason"] == ("it is not in group gpu_nodes "
+                                                                  "(prometheus_dcgm_exporter_group)")
 
 
 def test_prometheus_targets_bad_listen_address_names_host():

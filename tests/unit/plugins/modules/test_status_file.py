@@ -108,3 +108,35 @@ def test_a_plan_left_to_the_source_is_not_recorded(tmp_path):
 def test_bad_input_fails_naming_it(args, msg):
     res = _run(**args)
     assert res["failed"] and msg in res["msg"]
+
+
+# ---------------------------------------------------------------- issue 34: only an accepted plan is recorded
+import yaml  # noqa: E402
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import plan_record_decision  # noqa: E402
+
+_DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "module_utils", "data", "status_plan_record_cases.yml")
+with open(_DATA) as _handle:
+    RECORD_CASES = yaml.safe_load(_handle)["cases"]
+
+
+@pytest.mark.parametrize("case", RECORD_CASES, ids=[c["name"] for c in RECORD_CASES])
+def test_plan_record_decision(case):
+    got = plan_record_decision(case["plan"], case["driver_target"])
+    assert got["record"] is case["expect"]["record"]
+    for text in case["expect"]["reason_has"]:
+        assert text in got["reason"]
+    assert (plan_to_record(case["plan"], case["driver_target"]) is not None) is case["expect"]["record"]
+
+
+def test_a_refused_driver_plan_is_not_written(tmp_path):
+    """Issue 34: a run that failed before it acted wrote its refused driver_branch 5800 into plan.json."""
+    old = tmp_path / "plan.json"
+    old.write_text('{"driver": {"branch": {"value": 580}}}\n')
+    refused = {"driver": {"branch": {"value": 5800, "from": "nvidia_driver_branch"}},
+               "roles": {"nvidia_driver": {"run": True}}}
+    res = _run(plan=refused, plan_path=str(old))
+    assert res["changed"] is False and res["plan_recorded"] is False
+    assert old.read_text() == '{"driver": {"branch": {"value": 580}}}\n'
+    res = _run(plan=refused, plan_path=str(old), driver_target="5800.1.2")
+    assert res["changed"] is True and res["plan_recorded"] is True and json.loads(old.read_text()) == refused

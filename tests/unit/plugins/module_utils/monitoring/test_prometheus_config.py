@@ -27,6 +27,22 @@ def test_host_targets(case):
             assert result[job][key] == value, (job, key)
 
 
+def test_the_targets_of_a_host_do_not_depend_on_its_plan_being_in_the_run():
+    """Issue 34: /etc/gpuops/prometheus.json said "hardware plan: NVIDIA GPU(s) present..." with the
+    host in the run and "no hardware plan of this host in this run..." with --limit leaving it out."""
+    for in_group, run in ((True, True), (False, False)):
+        groups = ["gpu_nodes"] if in_group else []
+        plan = {"roles": {"dcgm_exporter": {"run": run, "reason": "NVIDIA GPU(s) present"}}}
+        with_plan = pc.host_targets("h", {"ansible_host": "10.0.0.5", "gpuops_plan": plan}, groups, "gpu_nodes")
+        without = pc.host_targets("h", {"ansible_host": "10.0.0.5"}, groups, "gpu_nodes")
+        assert with_plan == without
+    # where the plan disagrees with the group the plan wins and says the decision depends on the run
+    scrape, reason = pc.dcgm_scrape({"roles": {"dcgm_exporter": {"run": True, "reason": "2 GPU(s)"}}}, False,
+                                    "gpu_nodes")
+    assert scrape is True and reason.endswith("a run that leaves this host out follows the group (add the host to "
+                                              "gpu_nodes)")
+
+
 def test_file_sd_labels_every_target_with_its_node_and_sorts():
     hosts = []
     for case in CASES["targets"][:4]:

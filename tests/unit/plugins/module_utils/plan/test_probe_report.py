@@ -51,6 +51,15 @@ def test_host_report(case):
         assert fleet['table'][0] == expect['line']
     for text in expect.get('line_has') or []:
         assert text in fleet['table'][0]
+    if 'verdict' in expect:
+        for key in ('inspected', 'would_change', 'would_fail'):
+            assert report['verdict'][key] == expect['verdict'][key], key
+        assert len(report['verdict']['unknown']) == expect['verdict']['unknown_count']
+    for text in expect.get('fleet_verdict_has') or []:
+        assert text in fleet['verdict'] and fleet['table'][-1] == fleet['verdict']
+    # never "converged" nor "would change nothing" while a role is unknown
+    if report['verdict']['unknown']:
+        assert 'would change nothing' not in fleet['verdict'] and 'not known to be converged' in fleet['verdict']
 
 
 @pytest.mark.parametrize('case', CASES['bad'], ids=[c['name'] for c in CASES['bad']])
@@ -71,8 +80,10 @@ def test_fleet_names_hosts_without_a_report():
     fleet = fleet_report({'h1': report, 'h2': None}, ['h1', 'h2'])
     assert fleet['missing'] == ['h2']
     assert list(fleet['hosts']) == ['h1']
-    assert 'h2: NO REPORT (the host failed or was unreachable' in fleet['table'][-1]
-    assert len([line for line in fleet['table'] if line.startswith('  ')]) == len(ROLES)
+    assert 'h2: NO REPORT (the host failed or was unreachable' in fleet['table'][-2]
+    # per host: its verdict line, then one line per role
+    assert len([line for line in fleet['table'] if line.startswith('  ')]) == len(ROLES) + 1
+    assert fleet['verdict'].startswith('Verdict: 1 host(s) without a report (failed or unreachable: h2);')
     # a report published under another host's name is not taken for this host
     assert fleet_report({'h2': report}, ['h2'])['missing'] == ['h2']
 
@@ -105,3 +116,44 @@ def test_held_back_driver_security_updates_are_reported_with_what_takes_them():
     quiet = host_report('h1', _plan('plan_dgx_a100.yml', {}), None)
     assert quiet['security_updates_held_back']['checked'] is None
     assert not any('held back' in line for line in fleet_report({'h1': quiet}, ['h1'])['table'])
+
+
+def _all_known_report(host='h1'):
+    """A CPU-only host whose roles are all either skipped by the plan or known (as if inspected)."""
+    report = host_report(host, _plan('plan_cpu_only.yml', {}), None)
+    for role in report['roles'].values():
+        if role['run']:
+            role.update(change=False, reboot=False, reason='no change')
+    report.pop('verdict')
+    return report
+
+
+def test_the_verdict_says_nothing_would_change_only_when_every_role_is_known():
+    fleet = fleet_report({'h1': _all_known_report()}, ['h1'])
+    assert fleet['verdict'] == ('Verdict: every role the plan runs was inspected; a run would change nothing '
+                                'on any host.')
+    assert fleet['table'][1].startswith('  roles: ') and '0 unknown' in fleet['table'][1]
+
+
+def test_a_role_whose_settings_fail_its_checks_is_predicted_to_fail():
+    """Issue 34: the probe said converged; the real run then failed on a key over plain http."""
+    problem = ('the repository key http://m.example/gpgkey comes over plain http: set '
+               'nvidia_container_toolkit_keyring_checksum to its sha256 (or use https://)')
+    settings = {'nvidia_container_toolkit': {'checked': True, 'problems': [problem], 'reason': 'key trust'},
+                'os_tuning': {'checked': True, 'problems': [], 'reason': 'sysctl and paths'}}
+    report = host_report('h1', _plan('plan_dgx_a100.yml', {}), None, None, settings)
+    toolkit = report['roles']['nvidia_container_toolkit']
+    assert toolkit['fails'] is True and toolkit['change'] is None
+    assert toolkit['reason'] == 'a run would FAIL in this role: ' + problem
+    assert report['verdict']['would_fail'] == ['nvidia_container_toolkit']
+    assert 'nvidia_container_toolkit' not in report['verdict']['unknown']
+    assert 'os_tuning' in report['verdict']['unknown']
+    assert report['roles']['os_tuning']['reason'].endswith('its settings pass its checks (sysctl and paths)')
+    fleet = fleet_report({'h1': report}, ['h1'])
+    assert '  nvidia_container_toolkit   change: FAIL reboot: ?   a run would FAIL in this role: ' in '\n'.join(
+        fleet['table'])
+    assert 'would FAIL: nvidia_container_toolkit' in fleet['table'][1]
+    assert fleet['would_fail'] == ['h1']
+    assert fleet['verdict'].startswith('Verdict: a run would FAIL on 1 host(s) (h1); ')
+    with pytest.raises(ReportError, match='settings'):
+        host_report('h1', _plan('plan_dgx_a100.yml', {}), None, None, ['nvidia_container_toolkit'])
