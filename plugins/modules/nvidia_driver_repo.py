@@ -294,7 +294,8 @@ def main():
         # the driver change failed: restore, read back, and fail with what happened
         try:
             record = driver_resolve.restore(module.params, host)
-        except (Failure, ValueError) as exc:
+        except Exception as exc:  # pylint: disable=broad-except
+            # whatever went wrong, the failure carries a record: the rolling upgrade reads it
             record = {'restored': False, 'changed': False, 'items': [], 'remaining': [], 'now': 'unknown',
                       'msg': 'The NVIDIA driver change failed at "%s": %s. The restore itself failed (%s): what the '
                              'node now has is unknown' % ((module.params['failure'] or {}).get('task') or '?',

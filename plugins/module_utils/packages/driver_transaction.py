@@ -176,8 +176,15 @@ def outcome(step, error, target, previous, plan, remaining, now, pin_path=None, 
     version the change installed and the one before ('' when none); ``plan``: restore_plan's
     result that was carried out; ``remaining``: differences() after the restore (the read-back);
     ``now``: the read-back snapshot; ``restore_error``: a restore command that failed.
-    Returns {'restored': bool, 'changed': bool, 'items': [...], 'remaining': [...], 'now': str, 'msg': str}.
+    Returns {'restored': bool, 'changed': bool, 'step': str, 'items': [...], 'remaining': [...], 'now': str,
+    'msg': str}.
     """
+    result = _outcome(step, error, target, previous, plan, remaining, now, pin_path, check_mode, restore_error)
+    result['step'] = str(step)
+    return result
+
+
+def _outcome(step, error, target, previous, plan, remaining, now, pin_path, check_mode, restore_error):
     head = 'The NVIDIA driver change to %s failed at "%s": %s' % (target, step, str(error).strip() or 'no message')
     node = describe(now, pin_path)
     was = ('driver %s' % previous) if previous else 'no driver installed by the role'

@@ -61,16 +61,23 @@ def k8s_node(node_name, hostname, in_k8s_group):
     return {'drain': True, 'name': name, 'reason': 'Kubernetes node %s (from %s)' % (name, source)}
 
 
-# Actions that only read (the role's preflight, the resolve, the probe): a host that failed at one
-# of them was refused before any change.
-READ_ONLY_ACTIONS = ('ansible.builtin.assert', 'assert', 'ansible.builtin.fail', 'fail',
-                     'ansible.builtin.validate_argument_spec', 'validate_argument_spec',
-                     'ansible.builtin.stat', 'stat', 'ansible.builtin.slurp', 'slurp',
-                     'gpuops.dlserver.role_inputs', 'gpuops.dlserver.nvidia_driver_repo', 'gpuops.dlserver.gpu_facts',
-                     'gpuops.dlserver.host_plan')
 DRAIN_STATES = ('none', 'started', 'done')
-EVENTS = {'node': '', 'drain': 'done', 'upgraded': True, 'role_started': True, 'failed_task': '',
-          'failed_action': '', 'failure': '', 'transaction': None, 'rebooted': None}
+EVENTS = {'node': '', 'drain': 'done', 'upgraded': True, 'role_started': True, 'change_began': True,
+          'failed_task': '', 'failed_action': '', 'failure': '', 'transaction': None, 'rebooted': None}
+
+
+def _flag(value, what, unknown=False):
+    """A bool from a bool or its text ('true'/'false'); None where ``unknown`` allows it."""
+    if isinstance(value, bool):
+        return value
+    if unknown and value in (None, '', 'None', 'null'):
+        return None
+    text = str(value).strip().lower()
+    if text in ('true', 'yes', '1'):
+        return True
+    if text in ('false', 'no', '0'):
+        return False
+    raise ValueError('%s %r is not true or false' % (what, value))
 
 
 def _events(events):
@@ -78,10 +85,13 @@ def _events(events):
     out = dict(EVENTS, **(events or {}))
     if out['drain'] not in DRAIN_STATES:
         raise ValueError('drain %r is not one of %s' % (out['drain'], ', '.join(DRAIN_STATES)))
-    if out['transaction'] is not None and not isinstance(out['transaction'], dict):
+    if out['transaction'] not in (None, '', 'None') and not isinstance(out['transaction'], dict):
         raise ValueError('transaction must be the restore record of nvidia_driver or null, not %r' % (out['transaction'],))
-    for key in ('upgraded', 'role_started'):
-        out[key] = bool(out[key])
+    for key in ('upgraded', 'role_started', 'change_began'):
+        out[key] = _flag(out[key], key)
+    out['rebooted'] = _flag(out['rebooted'], 'rebooted', unknown=True)
+    if out['transaction'] in ('', 'None'):
+        out['transaction'] = None
     return out
 
 
@@ -107,7 +117,8 @@ def decide(previous, target, verdict, carried, summary='', events=None):
     versions the repository carries (the role's status file); ``summary``: gpu_validate's summary
     line or the failure, quoted in reasons; ``events`` (see EVENTS): ``node`` (the Kubernetes node),
     ``drain`` (``none``: not a node, ``started``: the drain failed, ``done``), ``upgraded`` (the
-    role finished), ``role_started``, ``failed_task``/``failed_action``/``failure`` (where the host
+    role finished), ``role_started``, ``change_began`` (the role passed its read-only preflight and
+    began its one-step change), ``failed_task``/``failed_action``/``failure`` (where the host
     failed), ``transaction`` (nvidia_driver's restore record where its change failed and was put
     back) and ``rebooted`` (the boot id changed; None = unknown).
 
@@ -161,6 +172,8 @@ def _not_upgraded(previous, target, ev, was):
     stays = cordon_text(ev, False)
     record = ev['transaction']
     if record is not None:
+        if record.get('step'):
+            where = ' at "%s"' % record['step']
         if record.get('restored'):
             return {'action': 'restored', 'version': previous or 'none', 'uncordon': False, 'restored': True,
                     'reason': 'the upgrade to driver %s failed%s and its change was undone: restored to %s (%s), read '
@@ -172,14 +185,15 @@ def _not_upgraded(previous, target, ev, was):
                           '%s); the node is half-changed (it has %s): repair it by hand; %s' % (
                               target, where, was, '; '.join(record.get('remaining') or []) or 'unknown',
                               record.get('now') or 'unknown', stays)}
-    if not ev['role_started'] or ev['failed_action'] in READ_ONLY_ACTIONS:
+    if not ev['role_started'] or not ev['change_began']:
         return {'action': 'hold', 'version': previous or 'none', 'uncordon': False, 'restored': False,
                 'reason': 'the upgrade to driver %s was refused before any change of the driver%s%s; the node still '
                           'has %s; %s' % (target, where, failure, was, stays)}
     return {'action': 'hold', 'version': 'unknown', 'uncordon': False, 'restored': False,
-            'reason': 'the upgrade to driver %s failed%s%s, outside the driver\'s one-step change: whether the '
-                      'driver changed is unknown to this run (read /etc/gpuops/nvidia_driver.json and `apt-mark '
-                      'showhold` on the host); %s' % (target, where, failure, stays)}
+            'reason': 'the driver\'s one-step change to %s (pins, holds, packages) finished, then the role failed%s%s '
+                      'before it verified the driver: no rollback was tried and what the node runs is unknown to this '
+                      'run (read /etc/gpuops/nvidia_driver.json and `apt-mark showhold` on the host); %s' % (
+                          target, where, failure, stays)}
 
 
 def rolled_back(decision, status_version, failure=''):

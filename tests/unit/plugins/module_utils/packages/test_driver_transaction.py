@@ -50,6 +50,7 @@ def test_outcome_messages():
     done = txn.outcome("Install the driver at its pinned version (apt)", "held broken packages", "535.309.01",
                        "535.261.03", plan, [], before, pin)
     assert done["restored"] is True and done["changed"] is True
+    assert done["step"] == "Install the driver at its pinned version (apt)"
     assert 'failed at "Install the driver at its pinned version (apt)": held broken packages' in done["msg"]
     assert "Restored to driver 535.261.03 (rewrote %s as it was (Pin: version 535.261.03-*)" % pin in done["msg"]
     assert "held nvidia-smi again" in done["msg"]

@@ -52,6 +52,8 @@ def test_rolled_back_leaves_other_decisions():
 @pytest.mark.parametrize("events,word", [
     ({"drain": "maybe"}, "drain"),
     ({"transaction": "restored"}, "transaction"),
+    ({"upgraded": "perhaps"}, "upgraded"),
+    ({"rebooted": "maybe"}, "rebooted"),
 ])
 def test_decide_refuses_bad_events(events, word):
     with pytest.raises(ValueError) as info:
