@@ -37,7 +37,7 @@ description:
     hold) and the holds of the installed driver the new package set lacks (another kernel-module flavour),
     which the role releases in the same change.
   - C(action=restore) is the role's rescue of a failed driver change (C(state) the resolve, C(failure)
-    the failed task): it writes the files back, reinstalls the previous package versions, holds what was
+    the failed task). It writes the files back, reinstalls the previous package versions, holds what was
     held, reads everything back and B(always fails), with a message that says what was restored and what
     the node now has, and the record in RV(transaction). In check mode it restores nothing.
   - Decisions live in C(plugins/module_utils/packages/nvidia_repo.py); the reads of the host in
@@ -250,11 +250,11 @@ verified:
   type: dict
 transaction:
   description:
-    - For C(resolve) - C(before) (the snapshot, C(files) and C(packages); null on dnf), C(release) (held
+    - For C(resolve), C(before) (the snapshot, C(files) and C(packages); null on dnf), C(release) (held
       packages of the installed driver outside the new set) with C(release_reason), and C(previous) (the
       installed driver version).
-    - For C(restore) - C(restored) (everything read back as before), C(changed), C(items) (what was put
-      back), C(remaining) (what still differs), C(now) (what the node has) and C(msg).
+    - For C(restore), C(restored) (everything read back as before), C(changed), C(step), C(items) (what was
+      put back), C(remaining) (what still differs), C(now) (what the node has) and C(msg).
   returned: action is resolve or restore
   type: dict
 """
