@@ -168,8 +168,8 @@ def before_change(host, backend, result, have, repo_files):
     """The snapshot a failed change is restored to (driver_transaction), and the holds of the
     installed driver that the new package set lacks (released in the same change)."""
     if backend != 'apt':
-        return {'before': None, 'release': [], 'release_reason': 'dnf: the version lock is released and set again by '
-                                                                  'the role; no snapshot is restored',
+        return {'before': None, 'release': [],
+                'release_reason': 'dnf: the version lock is released and set again by the role; no snapshot is restored',
                 'previous': result.get('installed_version') or ''}
     before = dh.snapshot(host, [f['dest'] for f in repo_files if f.get('dest')])
     previous = result.get('installed_version') or next(
