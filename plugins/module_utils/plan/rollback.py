@@ -90,7 +90,10 @@ def _events(events):
     for key in ('upgraded', 'role_started', 'change_began'):
         out[key] = _flag(out[key], key)
     out['rebooted'] = _flag(out['rebooted'], 'rebooted', unknown=True)
-    if out['transaction'] in ('', 'None'):
+    # only nvidia_driver's restore record counts: a failed resolve also returns a `transaction` (its
+    # snapshot before any change), which says nothing was restored because nothing had changed
+    if out['transaction'] in ('', 'None') or (isinstance(out['transaction'], dict)
+                                              and 'restored' not in out['transaction']):
         out['transaction'] = None
     return out
 
