@@ -171,7 +171,7 @@ def decide(previous, target, verdict, carried, summary='', events=None):
 def _not_upgraded(previous, target, ev, was):
     """The host failed before the driver role finished: refused, restored, or unknown."""
     where = ' at "%s"' % ev['failed_task'] if ev['failed_task'] else ''
-    failure = (': %s' % ev['failure']) if ev['failure'] else ''
+    failure = (': %s' % str(ev['failure']).strip().rstrip('.')) if ev['failure'] else ''
     stays = cordon_text(ev, False)
     record = ev['transaction']
     if record is not None:
