@@ -19,7 +19,10 @@ description:
   - C(uncordon) when validation passed (or warned); when it failed (or did not run), C(rollback) to
     the version recorded before the upgrade when the repository still carries it, else C(hold).
     A host whose validation failed is never uncordoned.
-positional: _input, target, verdict, carried, summary
+  - Where the driver change itself failed, C(restored) when nvidia_driver put the node back (read back),
+    else C(hold) saying whether the change was refused before anything changed, or what is unknown.
+    Reasons say what happened (drained, upgraded, restored, rebooted), never what was only planned.
+positional: _input, target, verdict, carried, summary, events
 options:
   _input:
     description: The driver version recorded before the upgrade (C("") when the role had not installed one).
@@ -39,9 +42,24 @@ options:
     elements: str
     required: true
   summary:
-    description: The summary line of gpu_validate, quoted in the reason.
+    description: The summary line of gpu_validate (or the failure), quoted in the reason.
     type: str
     default: ""
+  events:
+    description:
+      - What actually happened to the host (C(plugins/module_utils/plan/rollback.py) EVENTS) - C(node),
+        C(drain) (C(none), C(started) for a drain that failed, C(done)), C(upgraded), C(role_started),
+        C(failed_task), C(failed_action), C(failure), C(transaction) (nvidia_driver's restore record, or
+        null) and C(rebooted) (null when unknown).
+      - Left out, the host counts as drained, upgraded and not known to have rebooted.
+    type: dict
+  rolled_back:
+    description:
+      - With C(rolled_back=true), C(_input) is the decision and C(target) the version the status file reads
+        after the rollback, C(verdict) the rollback's failure (C("") when it finished) - the decision said
+        again from what the rollback did.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -49,23 +67,31 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     msg: "{{ '580.95.05' | gpuops.dlserver.driver_rollback('580.105.08', 'fail', ['580.105.08', '580.95.05']) }}"
   # action: rollback, version: 580.95.05, uncordon: false, reason: "validation failed on driver 580.105.08; ..."
+- name: The same host after its rollback, read back from the status file
+  ansible.builtin.debug:
+    msg: "{{ decision | gpuops.dlserver.driver_rollback('580.95.05', '', rolled_back=true) }}"
+  # reason: "...; rolled back to the previous version 580.95.05 (the status file reads 580.95.05): ..."
 """
 
 RETURN = r"""
 _value:
-  description: C(action) (C(uncordon), C(rollback) or C(hold)), C(version) (what the host runs after it),
-    C(uncordon) (bool) and C(reason).
+  description: C(action) (C(uncordon), C(rollback), C(restored) or C(hold)), C(version) (what the host runs
+    after it, C(unknown) where the run does not know), C(uncordon) (bool), C(restored) (bool) and C(reason).
   type: dict
 """
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.rollback import decide
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.rollback import decide, rolled_back as _rolled_back
 
 
-def driver_rollback(previous, target, verdict, carried, summary=''):
+def driver_rollback(previous, target, verdict='', carried=None, summary='', events=None, rolled_back=False):
     try:
-        return decide(previous, target, verdict, carried, summary)
+        if rolled_back:
+            if not isinstance(previous, dict):
+                raise ValueError('with rolled_back=true the input is the decision, not %r' % (previous,))
+            return _rolled_back(previous, target, verdict)
+        return decide(previous, target, verdict, carried if carried is not None else [], summary, events)
     except (TypeError, ValueError) as exc:
         raise AnsibleFilterError('gpuops.dlserver.driver_rollback: %s' % exc)
 

@@ -32,6 +32,14 @@ description:
     reports a kernel the install changed or a kernel DKMS did not build for.
   - C(action=verify) compares what the probe saw (C(gpuops_gpu)) and the loaded kernel module with the
     pinned version and the plan's flavour.
+  - C(action=resolve) also returns RV(transaction) - the snapshot a failed change is restored to (the
+    role's repository and pin files, every installed package of the driver's family with its version and
+    hold) and the holds of the installed driver the new package set lacks (another kernel-module flavour),
+    which the role releases in the same change.
+  - C(action=restore) is the role's rescue of a failed driver change (C(state) the resolve, C(failure)
+    the failed task). It writes the files back, reinstalls the previous package versions, holds what was
+    held, reads everything back and B(always fails), with a message that says what was restored and what
+    the node now has, and the record in RV(transaction). In check mode it restores nothing.
   - Decisions live in C(plugins/module_utils/packages/nvidia_repo.py); the reads of the host in
     C(driver_host.py) and C(driver_resolve.py) beside it.
 author:
@@ -39,15 +47,15 @@ author:
 attributes:
   check_mode:
     support: full
-    description: Reads only; it runs the same in check mode.
+    description: Reads only; it runs the same in check mode (C(action=restore) changes nothing in check mode).
   diff_mode:
     support: none
-    description: Returns no diff (it changes nothing).
+    description: Returns no diff.
 options:
   action:
     description: What to do (see the description).
     type: str
-    choices: [inputs, resolve, after_install, verify]
+    choices: [inputs, resolve, after_install, verify, restore]
     required: true
   inputs:
     description: The role's inputs converted by its argument spec (C(__nvidia_driver)).
@@ -68,7 +76,7 @@ options:
     type: dict
     default: {}
   state:
-    description: For C(after_install) and C(verify), the result of C(action=resolve).
+    description: For C(after_install), C(verify) and C(restore), the result of C(action=resolve).
     type: dict
     default: {}
   sysfs_root:
@@ -84,6 +92,10 @@ options:
       - NVIDIA's CUDA repository of this host and how its key is checked (C(gpuops_cuda_repo), set by
         C(roles/common/tasks/cuda_repo.yml) from the collection's one table and the C(gpuops_cuda_repo_*)
         variables), with the keys C(url), C(key_url), C(fingerprint) and C(sha256).
+    type: dict
+    default: {}
+  failure:
+    description: For C(restore), the failed task of the change, with the keys C(task) (its name) and C(msg).
     type: dict
     default: {}
 requirements:
@@ -236,6 +248,15 @@ verified:
   description: Where converged and the driver is loaded, the record C(action=verify) would return.
   returned: action is resolve, converged and the driver loaded
   type: dict
+transaction:
+  description:
+    - For C(resolve), C(before) (the snapshot, C(files) and C(packages); null on dnf), C(release) (held
+      packages of the installed driver outside the new set) with C(release_reason), and C(previous) (the
+      installed driver version).
+    - For C(restore), C(restored) (everything read back as before), C(changed), C(step), C(items) (what was
+      put back), C(remaining) (what still differs), C(now) (what the node has) and C(msg).
+  returned: action is resolve or restore
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -255,7 +276,7 @@ def inputs(module, host):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            action=dict(type='str', required=True, choices=['inputs', 'resolve', 'after_install', 'verify']),
+            action=dict(type='str', required=True, choices=['inputs', 'resolve', 'after_install', 'verify', 'restore']),
             inputs=dict(type='dict', default={}),
             platform=dict(type='dict', default={}),
             plan=dict(type='dict', default={}),
@@ -264,10 +285,23 @@ def main():
             sysfs_root=dict(type='path', default='/sys'),
             lock_timeout=dict(type='int', default=300),
             cuda=dict(type='dict', default={}),
+            failure=dict(type='dict', default={}),
         ),
         supports_check_mode=True,
     )
     host = Host(module)
+    if module.params['action'] == 'restore':
+        # the driver change failed: restore, read back, and fail with what happened
+        try:
+            record = driver_resolve.restore(module.params, host)
+        except Exception as exc:  # pylint: disable=broad-except
+            # whatever went wrong, the failure carries a record: the rolling upgrade reads it
+            record = {'restored': False, 'changed': False, 'items': [], 'remaining': [], 'now': 'unknown',
+                      'msg': 'The NVIDIA driver change failed at "%s": %s. The restore itself failed (%s): what the '
+                             'node now has is unknown' % ((module.params['failure'] or {}).get('task') or '?',
+                                                          (module.params['failure'] or {}).get('msg') or 'no message',
+                                                          getattr(exc, 'msg', exc))}
+        module.fail_json(msg=record['msg'], changed=record['changed'], transaction=record)
     try:
         if module.params['action'] == 'inputs':
             result = inputs(module, host)

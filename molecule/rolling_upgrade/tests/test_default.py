@@ -1,7 +1,10 @@
 """Verify playbooks/rolling_driver_upgrade.yml after side_effect: roll-a upgraded to 580.105.08,
 validated, uncordoned and resumed; roll-b failed validation (GPU3 trained at x8 in its fixture),
 was rolled back to 580.95.05 and held, and stays cordoned in the TEST DOUBLE of the Kubernetes
-API (the lab has no cluster); the run stopped at roll-b and said why.
+API (the lab has no cluster); the run stopped at roll-b and said why. Then the injected failures
+on roll-a (issue 34): a version the repository lacks is refused before any change, and an install
+that fails after the pin was rewritten and the holds released is restored and read back; both
+leave roll-a as it was (read again here) and drained, and say exactly that.
 
 Expectations are written here, never read from the playbook's own records."""
 
@@ -12,6 +15,10 @@ import urllib.request
 import pytest
 
 OLD, NEW = "580.95.05", "580.105.08"
+PIN = "/etc/apt/preferences.d/gpuops-nvidia-driver.pref"
+# what side_effect read on roll-a before the injected runs (the same command)
+STATE = ("dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\\n' '*nvidia*' 'libcuda*' | sort; "
+         "cat %s /etc/gpuops/nvidia_driver.json" % PIN)
 SUFFIX = "-1+gpuops.testdouble"
 EPH = os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "")
 
@@ -56,8 +63,50 @@ def test_status_file_names_the_version_and_what_the_repository_carries(host):
 
 
 def test_cordon_in_the_api_double(host):
+    # roll-b: its failed validation; roll-a: drained again by the injected runs, which left it
+    # cordoned (both said so)
     node = api("/api/v1/nodes/%s" % node_name(host))
-    assert bool(node["spec"].get("unschedulable")) is (node_name(host) == "roll-b")
+    assert node["spec"].get("unschedulable") is True
+
+
+def test_injected_resolution_failure_was_refused_before_any_change():
+    out = read("inject-resolution.out")
+    assert "rolling driver upgrade stopped at roll-a" in out
+    assert "the upgrade to driver 580.99.01 was refused before any change of the driver" in out
+    assert "has no version that every one of" in out
+    assert "the node still has driver %s" % NEW in out
+    assert "Kubernetes node roll-a stays cordoned" in out
+    # the issue's false claims
+    assert "validation did not run after the upgrade" not in out
+    assert "rolled back" not in out
+    assert "Restored to" not in out
+
+
+def test_injected_install_failure_was_restored_and_said_so():
+    out = read("inject-install.out")
+    assert "The NVIDIA driver change to %s failed at" % OLD in out
+    assert "Install the driver at its pinned version (apt)" in out
+    assert "Restored to driver %s (rewrote %s as it was (Pin: version %s-*)" % (NEW, PIN, NEW) in out
+    assert "held nvidia-driver-cuda again" in out
+    assert "read back: the pins, holds and packages are as before the change" in out
+    assert "The node now has " in out and "nvidia-driver-cuda %s%s held" % (NEW, SUFFIX) in out
+    assert "roll-a: restored - the upgrade to driver %s failed at" % OLD in out
+    assert "its change was undone: restored to driver %s" % NEW in out
+    assert "Kubernetes node roll-a stays cordoned" in out
+    assert "rolling driver upgrade stopped at roll-a" in out
+    assert "nothing to roll back to" not in out
+    assert "did NOT complete" not in out
+
+
+def test_injected_runs_left_the_node_as_before(host):
+    if node_name(host) == "roll-a":
+        assert host.check_output(STATE).strip() == read("roll-a-before.txt").strip()
+        assert not host.file("/etc/apt/apt.conf.d/99gpuops-test-double-fail-install").exists
+        pin = host.file(PIN).content_string
+        assert "Pin: version %s-*" % NEW in pin
+    else:
+        # roll-b was not in the injected runs: still on its rollback
+        assert "Pin: version %s-*" % OLD in host.file(PIN).content_string
 
 
 def test_drain_evicted_the_workload_and_left_the_daemonset_pod(host):

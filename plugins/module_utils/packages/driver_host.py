@@ -153,6 +153,30 @@ def installed(host, backend, names):
     return sources.parse_dpkg_query(out, names)
 
 
+def family(host):
+    """{name: {version, held}} of every installed package of the driver's family (apt)."""
+    dummy, out, dummy2 = host.run(['dpkg-query', '-W', '-f', sources.DPKG_QUERY_FORMAT] + list(DRIVER_PATTERNS),
+                                  check=False)
+    names = [line.split('\t', 1)[0] for line in out.splitlines()]
+    return sources.parse_dpkg_query(out, names)
+
+
+def read_files(host, paths):
+    """{path: text or None (absent)} of the role's own repository and pin files."""
+    found = {}
+    for path in paths:
+        try:
+            found[path] = host.read(path) if os.path.isfile(path) else None
+        except UnicodeDecodeError:
+            continue  # a binary keyring: not text the restore could put back (the fingerprint check guards it)
+    return found
+
+
+def snapshot(host, paths):
+    """What a driver change can touch (driver_transaction): the files' text and the driver's packages."""
+    return {'files': read_files(host, paths), 'packages': family(host)}
+
+
 def kernels(host, backend):
     if backend == 'dnf':
         rc, out, dummy = host.run(['rpm', '-q', '--qf', '%{VERSION}-%{RELEASE}.%{ARCH}\n', 'kernel-core'], check=False)

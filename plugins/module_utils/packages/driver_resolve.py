@@ -21,6 +21,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import ap
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import held_updates
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_host as dh
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_transaction as txn
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, fetch_key
@@ -154,7 +155,8 @@ def resolve(p, host):
            'secure_boot': sb, 'signing': bool(keys), 'nouveau': nouveau, 'initramfs': initramfs,
            'activation': act, 'lock': lock, 'index': index}
     status = status_record(inp, plat, plan, pk, result, files, ctx)
-    return {'backend': backend, 'target': result['target'], 'pinned': result['pinned'], 'change': result['change'],
+    transaction = before_change(host, backend, result, have, repo_files)
+    return {'transaction': transaction, 'backend': backend, 'target': result['target'], 'pinned': result['pinned'], 'change': result['change'],
             'held': result['held'], 'keep': result['keep'], 'versions': versions, 'installed': have,
             'install': repo.install_names(result['pinned'], pk['other'], backend),
             'install_state': dpkg_state.install_state(result['pinned'], pk['other'], have, result['change']),
@@ -172,6 +174,75 @@ def driver_held_back(host, backend, pinned, pk, have):
         return dict(held_updates.NOT_CHECKED, reason='not checked: the dnf version lock is not read yet')
     watched = [n for n in set(pinned) | set(pk['persistenced']) | set(pk['fabric_manager']) if n in have]
     return held_updates.read(host, watched, [n for n in watched if have[n].get('held')])
+
+
+def before_change(host, backend, result, have, repo_files):
+    """The snapshot a failed change is restored to (driver_transaction), and the holds of the
+    installed driver that the new package set lacks (released in the same change)."""
+    if backend != 'apt':
+        return {'before': None, 'release': [],
+                'release_reason': 'dnf: the version lock is released and set again by the role; no snapshot is restored',
+                'previous': result.get('installed_version') or ''}
+    before = dh.snapshot(host, [f['dest'] for f in repo_files if f.get('dest')])
+    previous = result.get('installed_version') or next(
+        (repo.upstream_of(have[n]['version']) for n in sorted(result['pinned']) if n in have), '')
+    stale = txn.stale_holds(before['packages'], result['pinned'], previous)
+    return {'before': before, 'release': stale['release'], 'release_reason': stale['reason'], 'previous': previous}
+
+
+def restore(p, host):
+    """``action=restore``: a task of the driver change failed; put back what the snapshot of the
+    resolve recorded, read it back, and say what happened (driver_transaction.outcome). Always
+    returns ``failed``: the change did fail."""
+    state, failure = p['state'], p['failure'] or {}
+    record = state.get('transaction') or {}
+    before = record.get('before')
+    step, error = failure.get('task') or '?', failure.get('msg') or 'no message'
+    target, previous = state.get('target') or '?', record.get('previous') or ''
+    pin_path = (p['platform'] or {}).get('preferences_file')
+    if before is None:
+        return {'restored': False, 'changed': False, 'items': [], 'remaining': [], 'now': 'unknown',
+                'msg': 'The NVIDIA driver change to %s failed at "%s": %s. Nothing was restored (%s); what the node '
+                       'now has is unknown to the role.' % (target, step, error, record.get('release_reason') or
+                                                                  'no snapshot was taken')}
+    paths = list(before['files'])
+    now = dh.snapshot(host, paths)
+    plan = txn.restore_plan(before, now)
+    if host.module.check_mode:
+        return txn.outcome(step, error, target, previous, plan, [], now, pin_path, check_mode=True)
+    restore_error = ''
+    try:
+        for entry in plan['write']:
+            write_text(entry['dest'], entry['content'])
+        for path in plan['remove']:
+            os.remove(path)
+        if any('/sources.list.d/' in f['dest'] for f in plan['write']) or \
+                any('/sources.list.d/' in path for path in plan['remove']):
+            host.run(['apt-get', '-q', 'update'], what='apt-get update (the restored sources)')
+        if plan['install']:
+            host.run(['apt-get', '-q', '-y', '--no-install-recommends', '--allow-downgrades',
+                      '--allow-change-held-packages', 'install'] + plan['install'],
+                     what='apt-get install (the previous driver packages)', env={'DEBIAN_FRONTEND': 'noninteractive'})
+        if plan['hold']:
+            host.run(['apt-mark', 'hold'] + plan['hold'], what='apt-mark hold')
+        if plan['unhold']:
+            host.run(['apt-mark', 'unhold'] + plan['unhold'], what='apt-mark unhold')
+    except Failure as exc:
+        restore_error = exc.msg
+    except (IOError, OSError) as exc:
+        restore_error = str(exc)
+    after = dh.snapshot(host, paths)
+    return txn.outcome(step, error, target, previous, plan, txn.differences(before, after), after, pin_path,
+                       restore_error=restore_error)
+
+
+def write_text(dest, content):
+    """Write ``content`` to ``dest`` atomically (0644, root), as the role's copy task does."""
+    tmp = dest + '.gpuops-restore'
+    with open(tmp, 'w') as handle:
+        handle.write(content)
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, dest)
 
 
 def companion_pins(pk, versions, have, backend):

@@ -4,7 +4,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.rollback import decide, k8s_node
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.rollback import decide, k8s_node, rolled_back
 
 with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "rollback_cases.yml")) as _fh:
     CASES = yaml.safe_load(_fh)
@@ -12,11 +12,53 @@ with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "roll
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_decide_table(case):
-    result = decide(case["previous"], case["target"], case["verdict"], case["carried"], "summary line")
+    result = decide(case["previous"], case["target"], case["verdict"], case["carried"],
+                    case.get("summary", "summary line"), case.get("events"))
     assert result["action"] == case["action"]
     assert result["version"] == case["version"]
     assert result["uncordon"] is (case["action"] == "uncordon")
-    assert case["reason"] in result["reason"], result["reason"]
+    assert result["restored"] is (case["action"] == "restored")
+    for fragment in case.get("reasons", [case.get("reason")]):
+        assert fragment in result["reason"], result["reason"]
+    for fragment in case.get("absent", []):
+        assert fragment not in result["reason"], result["reason"]
+
+
+ROLLBACK = decide("580.95.05", "580.105.08", "fail", ["580.105.08", "580.95.05"], "GPU3 x8",
+                  {"node": "roll-b", "drain": "done"})
+
+
+@pytest.mark.parametrize("status,failure,version,says,not_says", [
+    ("580.95.05", "", "580.95.05", "rolled back to the previous version 580.95.05 (the status file reads 580.95.05)",
+     "FAILED"),
+    ("580.105.08", "", "580.105.08", "ran, but the status file reads 580.105.08: the node is not on 580.95.05",
+     "rolled back to"),
+    ("", "apt failed", "unknown", "the rollback to the previous version 580.95.05 FAILED: apt failed", "rolled back to"),
+])
+def test_rolled_back_says_what_the_rollback_did(status, failure, version, says, not_says):
+    result = rolled_back(ROLLBACK, status, failure)
+    assert result["version"] == version
+    assert says in result["reason"], result["reason"]
+    assert not_says not in result["reason"]
+    assert "Kubernetes node roll-b stays cordoned" in result["reason"]
+    assert result["uncordon"] is False
+
+
+def test_rolled_back_leaves_other_decisions():
+    done = decide("580.95.05", "580.105.08", "pass", ["580.105.08"])
+    assert rolled_back(done, "580.105.08") is done
+
+
+@pytest.mark.parametrize("events,word", [
+    ({"drain": "maybe"}, "drain"),
+    ({"transaction": "restored"}, "transaction"),
+    ({"upgraded": "perhaps"}, "upgraded"),
+    ({"rebooted": "maybe"}, "rebooted"),
+])
+def test_decide_refuses_bad_events(events, word):
+    with pytest.raises(ValueError) as info:
+        decide("580.95.05", "580.105.08", "fail", [], "", events)
+    assert word in str(info.value)
 
 
 @pytest.mark.parametrize("args,word", [
