@@ -2,8 +2,9 @@
 #
 #   make lab        set up what is missing, start the lab, run playbooks/site.yml, print a summary
 #   make lab-down   remove the lab nodes (images stay cached)
-#   make test       every test: yamllint, ansible-lint, ansible-test sanity, unit tests, the
-#                   publishing checks, molecule; ends with the seconds each stage took
+#   make test       every test: yamllint, ansible-lint, ansible-test sanity, unit tests (sanity and
+#                   unit on the oldest and the newest tested ansible-core), the publishing checks,
+#                   molecule; ends with the seconds each stage took
 #   make publish-check   galaxy-importer, antsibull-docs lint, ansible-builder on the built tarball
 #   make ee-context      the execution environment's build context with the built tarball (.cache/ee)
 #   make role-readmes    regenerate roles/<role>/README.md from docs/roles and argument_specs
@@ -18,6 +19,10 @@ VENV ?= $(CURDIR)/.venv
 BIN := $(VENV)/bin
 # The publishing tools (galaxy-importer pins attrs below what the test tools need): a venv of their own.
 PUBLISH_VENV ?= $(CURDIR)/.cache/publish-venv
+# The newest tested ansible-core (requirements/newest.txt) in a venv of its own: its controller needs
+# Python 3.12 or newer. NEWEST_PYTHON is found on PATH or in pyenv (tools/find_python.sh says how to get one).
+NEWEST_VENV ?= $(CURDIR)/.cache/venv-newest
+NEWEST_PYTHON ?= $(shell tools/find_python.sh 3.12)
 COLLECTIONS := $(CURDIR)/.cache/collections
 LINK := $(COLLECTIONS)/ansible_collections/gpuops/dlserver
 LAB := $(PYTHON) lab/lab.py
@@ -35,11 +40,11 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help setup lab lab-down lab-status test times lint yamllint ansible-lint sanity unit target-python promtool molecule bench-fleet bench-python-stack \
+.PHONY: help setup setup-newest sanity-newest unit-newest lab lab-down lab-status test times lint yamllint ansible-lint sanity unit target-python promtool molecule bench-fleet bench-python-stack \
 	molecule-prep molecule-services mirror-doubles molecule-lanes molecule-one lab-images build publish-setup publish-check ee-context role-readmes release volcano-render
 
 help:
-	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: virtualenv with pinned requirements, and the collection linked where ansible looks
 setup: $(VENV)/.stamp $(LINK)
@@ -52,6 +57,15 @@ $(VENV)/.stamp: requirements/controller.txt requirements/test.txt requirements/c
 	fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements/test.txt -c requirements/constraints.txt
+	touch $@
+
+## setup-newest: the newest tested ansible-core (requirements/newest.txt) in $(NEWEST_VENV), on Python 3.12+
+setup-newest: $(NEWEST_VENV)/.stamp $(LINK)
+
+$(NEWEST_VENV)/.stamp: requirements/newest.txt
+	@[ -n "$(NEWEST_PYTHON)" ] || { tools/find_python.sh 3.12 >/dev/null; exit 2; }
+	$(NEWEST_PYTHON) -m venv $(NEWEST_VENV)
+	$(NEWEST_VENV)/bin/pip install -q -r requirements/newest.txt
 	touch $@
 
 $(LINK):
@@ -101,6 +115,8 @@ test:
 	  $(call STAGE,lint,$(SUBMAKE) lint); \
 	  $(call STAGE,sanity,$(SUBMAKE) sanity); \
 	  $(call STAGE,unit,$(SUBMAKE) unit); \
+	  $(call STAGE,sanity (newest ansible-core),$(SUBMAKE) sanity-newest); \
+	  $(call STAGE,unit (newest ansible-core),$(SUBMAKE) unit-newest); \
 	  $(call STAGE,target Python 3.8 (vermin),$(SUBMAKE) target-python); \
 	  $(call STAGE,publish (galaxy-importer$(,) antsibull-docs$(,) ansible-builder),$(SUBMAKE) publish-check); \
 	  $(call STAGE,volcano render+validate,$(SUBMAKE) volcano-render); \
@@ -154,6 +170,17 @@ unit: setup
 	@bt=$$(mktemp -d /tmp/ut.XXXXXX); trap 'rm -rf "$$bt"' EXIT; \
 	echo "$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --durations=15 --basetemp=$$bt"; \
 	$(BIN)/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --durations=15 --basetemp=$$bt
+
+## sanity-newest, unit-newest: the same two stages on the newest tested ansible-core (the matrix's
+## other end; requires_ansible in meta/runtime.yml states the tested range)
+sanity-newest: setup-newest
+	VENV=$(NEWEST_VENV) SANITY_PYTHON=$$($(NEWEST_VENV)/bin/python -c "import sys; print(\"%d.%d\" % sys.version_info[:2])") SANITY_WORKDIR=$${TMPDIR:-/tmp}/gpuops-dlserver-sanity-newest-$$(printf %s "$(CURDIR)" | cksum | cut -d" " -f1) \
+	  tests/sanity/run.sh
+
+unit-newest: setup-newest
+	@bt=$$(mktemp -d /tmp/ut.XXXXXX); trap 'rm -rf "$$bt"' EXIT; \
+	echo "$(NEWEST_VENV)/bin/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --basetemp=$$bt"; \
+	$(NEWEST_VENV)/bin/python -m pytest tests/unit -q -p no:cacheprovider -n 2 --dist loadfile --basetemp=$$bt
 
 ## target-python: the modules and every module_utils file they import run on the managed nodes'
 ## oldest Python, 3.8 (vermin; tools/target_python.py finds the files from the modules' imports)
