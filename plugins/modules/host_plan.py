@@ -17,7 +17,7 @@ description:
     has the wrong shape or value - on every host, whether or not the role will run there.
   - Before that it names every variable with a public role's prefix (C(nvidia_driver_), C(os_tuning_), ...)
     that the role's argument spec does not declare (a typo such as C(nvidia_driver_brnach)), with the
-    closest declared name: a warning, or - with C(gpuops_unknown_variables=error) - a failure before any
+    closest declared name; a warning, or - with C(gpuops_unknown_variables=error) - a failure before any
     change (C(ignore) says nothing). The longest role prefix wins; C(gpuops_*) names and the roles'
     published facts (C(<role>_status), C(gpu_validate_report)) are not reported.
   - Then computes the host's hardware plan from the probe's facts and the roles' TYPED inputs
