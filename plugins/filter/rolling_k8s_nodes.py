@@ -52,10 +52,10 @@ options:
 EXAMPLES = r"""
 - name: Refuse the upgrade when a host of a configured cluster has no Kubernetes node
   ansible.builtin.assert:
-    that: __drains.ok
-    fail_msg: "{{ __drains.message }}"
+    that: drains.ok
+    fail_msg: "{{ drains.message }}"
   vars:
-    __drains: "{{ ansible_play_hosts | gpuops.dlserver.rolling_k8s_nodes(hostvars, groups, '', 'k8s_nodes') }}"
+    drains: "{{ ansible_play_hosts | gpuops.dlserver.rolling_k8s_nodes(hostvars, groups, '', 'k8s_nodes') }}"
 """
 
 RETURN = r"""
