@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 
-import pytest
 import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
