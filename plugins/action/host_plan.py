@@ -16,9 +16,10 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec, value_problems
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec, read_yaml, value_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.unknown_vars import unknown_variables, verdict
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.prometheus_config import target_address_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import check_address as check_dcgm_address
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
@@ -34,6 +35,30 @@ def public_roles(roles_dir=ROLES_DIR):
                   and os.path.isfile(os.path.join(roles_dir, r, 'meta', 'argument_specs.yml')))
 
 
+_DECLARED = {}
+
+
+def declared_names(role, roles_dir=ROLES_DIR):
+    """Every option name of every entry point of the role's meta/argument_specs.yml (cached)."""
+    key = (roles_dir, role)
+    if key not in _DECLARED:
+        with open(os.path.join(roles_dir, role, 'meta', 'argument_specs.yml')) as handle:
+            specs = (read_yaml(handle) or {}).get('argument_specs') or {}
+        _DECLARED[key] = sorted(set(name for entry in specs.values() for name in (entry or {}).get('options') or {}))
+    return _DECLARED[key]
+
+
+def unknown_variable_report(task_vars, templar):
+    """{'warnings', 'problems'}: the variables with a public role's prefix its spec does not declare,
+    as gpuops_unknown_variables (warn, error, ignore) says (module_utils/core/unknown_vars.py)."""
+    try:
+        mode = templar.template(task_vars.get('gpuops_unknown_variables', 'warn'))
+        found = unknown_variables(task_vars, dict((role, declared_names(role)) for role in public_roles()))
+        return verdict(mode, found)
+    except (AnsibleError, ValueError) as exc:
+        return {'warnings': [], 'problems': [str(exc)]}
+
+
 class ActionModule(ActionBase):
     """Convert every role's inputs (failing on any bad one, naming it) and compute the plan."""
 
@@ -47,7 +72,11 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         args = self._task.args
         templar = self._templar.copy_with_new_env(available_variables=task_vars)
-        inputs, problems = {}, []
+        # a variable with a role's prefix that the role does not declare (a typo): named first
+        unknown = unknown_variable_report(task_vars, templar)
+        inputs, problems = {}, list(unknown['problems'])
+        if unknown['warnings']:
+            result['warnings'] = unknown['warnings']
         try:
             mirror_url = templar.template(task_vars.get('gpuops_mirror_url', ''))
         except AnsibleError as exc:

@@ -15,6 +15,11 @@ description:
   - Converts the variables of EVERY role of the collection by its C(meta/argument_specs.yml) (the same
     conversion as M(gpuops.dlserver.role_inputs)) and fails, naming each bad variable, when any of them
     has the wrong shape or value - on every host, whether or not the role will run there.
+  - Before that it names every variable with a public role's prefix (C(nvidia_driver_), C(os_tuning_), ...)
+    that the role's argument spec does not declare (a typo such as C(nvidia_driver_brnach)), with the
+    closest declared name; a warning, or - with C(gpuops_unknown_variables=error) - a failure before any
+    change (C(ignore) says nothing). The longest role prefix wins; C(gpuops_*) names and the roles'
+    published facts (C(<role>_status), C(gpu_validate_report)) are not reported.
   - Then computes the host's hardware plan from the probe's facts and the roles' TYPED inputs
     (C(nvidia_driver_force), C(nvidia_driver_kernel_modules), C(nvidia_driver_branch),
     C(nvidia_driver_version), C(nvidia_driver_upgrade), C(nvidia_driver_mig_mode),

@@ -113,6 +113,23 @@ def test_the_guide_names_only_groups_the_playbooks_use():
         assert group in used, "the guide maps %s, which no playbook or role default uses" % group
 
 
+def test_the_group_table_names_the_groups_the_canary_and_the_drain_read():
+    """Issue 34 items 2, 3: the guide's group table never named k8s_nodes (the drain's group)."""
+    with open(GUIDE) as handle:
+        rows = dict(re.findall(r"^\| `([a-z0-9_]+)` \| (.*) \|$", handle.read(), flags=re.M))
+    with open(os.path.join(REPO, "playbooks", "site.yml")) as handle:
+        site = handle.read()
+    with open(os.path.join(REPO, "playbooks", "rolling_driver_upgrade.yml")) as handle:
+        rolling = handle.read()
+    assert "groups.gpu_canary" in site and "groups.gpu_canary" in rolling
+    assert "gpuops_rolling_k8s_group | default('k8s_nodes')" in rolling
+    assert "first by name" in rows["gpu_canary"] and "driver work" in rows["gpu_canary"]
+    assert "drained by the rolling upgrade" in rows["k8s_nodes"]
+    assert "k8s_control" in rows
+    for group in ("gpu_canary", "k8s_nodes", "k8s_control"):
+        assert group in groups(guide_inventory()["all"]), group
+
+
 def test_follow_the_guide(project):
     proj, env = project
     ran, missing = [], []

@@ -190,7 +190,10 @@ def _listed_tasks(out):
 
 PROBE_TASKS = ["Probe the hardware, check the inputs and plan the host",
                "Record the plan on the host (/etc/gpuops/plan.json)",
-               "Publish hardware and plan for the run summary (fleet_summary callback)"]
+               "Publish hardware and plan for the run summary (fleet_summary callback)",
+               # the canary of the rebooting play, chosen and named under every tag (issue 34 item 3)
+               "Name the canary (the first batch of the rebooting play, alone)",
+               "Put the canary first (group gpuops_canary, in this run's inventory only)"]
 
 
 @pytest.mark.parametrize("tag, roles", [

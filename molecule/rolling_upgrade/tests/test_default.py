@@ -119,3 +119,13 @@ def test_drain_evicted_the_workload_and_left_the_daemonset_pod(host):
 def test_hooks(host, mark):
     expected = node_name(host) == "roll-a" or mark.endswith("drained")
     assert host.file(mark).exists is expected
+
+
+def test_the_first_play_named_the_drains_and_the_canary():
+    # issue 34 items 2 and 3: every host mapped (roll-a by k8s_nodes, roll-b by gpuops_k8s_node_name),
+    # and the canary chosen on purpose (both are GPU hosts with driver work: the first by name)
+    out = " ".join(read("rolling.out").split())
+    assert "a Kubernetes cluster is configured (gpuops_rolling_kubeconfig is set; the group k8s_nodes has 1 " \
+           "host(s); gpuops_k8s_node_name is set for roll-b). Drained: roll-a -> roll-a, roll-b -> roll-b" in out
+    assert "canary (the first batch, alone): roll-a - the first GPU host by name that the plan gives driver work" \
+        in out

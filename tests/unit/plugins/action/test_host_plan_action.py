@@ -118,3 +118,48 @@ def test_settings_checks_report_a_key_over_plain_http_without_failing(run_play, 
     assert settings["node_exporter"] == {"checked": False, "problems": [],
                                          "reason": "no settings check of node_exporter runs without the host"}
     assert settings["os_tuning"]["checked"] is True and settings["os_tuning"]["problems"] == []
+
+
+# Issue 34 item 8: `-e nvidia_driver_brnach=535 -e os_tuning_swapiness=10` ran with rc 0 and was ignored.
+TYPOS = ("nvidia_driver_brnach=535", "os_tuning_swapiness=10")
+
+
+def test_a_mistyped_variable_is_named_with_the_closest_declared_one(run, tmp_path):
+    res = run("plan_cpu_only.yml", *TYPOS)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]                 # a warning by default: the run goes on
+    assert "nvidia_driver_brnach is not a variable of the role nvidia_driver" in out, out[-3000:]
+    assert "did you mean nvidia_driver_branch?" in out
+    # os_tuning has no swappiness variable (vm.swappiness is a key of os_tuning_sysctl_overwrite)
+    assert "os_tuning_swapiness is not a variable of the role os_tuning" in out
+    assert "os_tuning_swapiness is not a variable of the role os_tuning (its argument spec does not declare it); " \
+           "no declared name is close" in out
+    assert (tmp_path / "out.json").exists()
+
+
+def test_unknown_variables_fail_every_host_before_any_change_on_request(run, tmp_path):
+    res = run("plan_cpu_only.yml", "gpuops_unknown_variables=error", *TYPOS)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "bad input, nothing was changed" in out and "did you mean nvidia_driver_branch?" in out
+    assert "os_tuning_swapiness is not a variable of the role os_tuning" in out
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_declared_names_outputs_and_other_prefixes_are_not_reported(run, tmp_path):
+    # declared (nvidia_driver_branch), a role's output (nvidia_driver_status), the collection's own
+    # gpuops_* names and names of no role's prefix (k8s_*) are no typos
+    res = run("plan_cpu_only.yml", "gpuops_unknown_variables=error", "nvidia_driver_branch=580",
+              json.dumps({"nvidia_driver_status": {}, "gpuops_rolling_version": "1", "k8s_thing": 1,
+                          "nvidia_container_toolkit_engines": ["docker"]}))
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    assert "is not a variable of the role" not in out
+
+
+@pytest.mark.parametrize("value", ["loud", "warn\n"])
+def test_a_bad_unknown_variables_mode_fails_naming_it(run, tmp_path, value):
+    res = run("plan_cpu_only.yml", json.dumps({"gpuops_unknown_variables": value}))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "gpuops_unknown_variables must be one of warn, error, ignore" in out
