@@ -197,7 +197,7 @@ def restore(p, host):
     state, failure = p['state'], p['failure'] or {}
     record = state.get('transaction') or {}
     before = record.get('before')
-    step, error = failure.get('task') or '?', failure.get('msg') or 'no message'
+    step, error = failure.get('task') or '?', txn.failure_message(failure)
     target, previous = state.get('target') or '?', record.get('previous') or ''
     pin_path = (p['platform'] or {}).get('preferences_file')
     if before is None:
