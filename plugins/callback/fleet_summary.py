@@ -254,10 +254,20 @@ class CallbackModule(CallbackBase):
         return sorted(probe.get("unknown") or [])
 
     @staticmethod
-    def state_of(summary, dry_run=False, made=0, unknown=()):
+    def probe_predictions(published):
+        """What the probe predicts of this host's roles in a dry run (``gpuops_summary.probe``, published by
+        playbooks/probe.yml): ``{would_change: [role], would_fail: [role]}``. Its read-only tasks change
+        nothing, so a probe run's task counts alone would say "no change predicted"."""
+        probe = (published or {}).get("probe") or {}
+        return {"would_change": sorted(probe.get("would_change") or []),
+                "would_fail": sorted(probe.get("would_fail") or [])}
+
+    @staticmethod
+    def state_of(summary, dry_run=False, made=0, unknown=(), probe=None):
         """``(state, text)`` of a host from its task counts; in a dry run, ``made`` of its changes were
-        made by tasks outside check mode (the rest are predictions) and ``unknown`` names the roles the
-        dry run did not inspect (never "converged" while any is unknown)."""
+        made by tasks outside check mode (the rest are predictions), ``unknown`` names the roles the
+        dry run did not inspect (never "converged" while any is unknown) and ``probe`` is what the probe
+        predicts of its roles (probe_predictions)."""
         changed = summary.get("changed", 0)
         if summary.get("unreachable"):
             return "unreachable", "UNREACHABLE"
@@ -266,12 +276,17 @@ class CallbackModule(CallbackBase):
         if dry_run:
             note = "; %d change(s) made outside check mode" % made if made else ""
             predicted = changed - made
+            parts = ["%d change(s) a run would make (dry run: not made)" % predicted] if predicted > 0 else []
+            probe = probe or {}
+            if probe.get("would_fail"):
+                parts.append("the probe predicts a run would FAIL in %s" % ", ".join(probe["would_fail"]))
+            if probe.get("would_change"):
+                parts.append("the probe predicts changes in %s" % ", ".join(probe["would_change"]))
             if unknown:
                 return "unknown", "%s; unknown for %d role(s) not inspected (%s)%s" % (
-                    "%d change(s) a run would make (dry run: not made)" % predicted if predicted > 0
-                    else "no change predicted", len(unknown), ", ".join(unknown), note)
-            return ("converged", "converged: a run would change nothing" + note) if predicted <= 0 else (
-                "changes", "%d change(s) a run would make (dry run: not made)%s" % (predicted, note))
+                    "; ".join(parts) or "no change predicted", len(unknown), ", ".join(unknown), note)
+            return ("converged", "converged: a run would change nothing" + note) if not parts else (
+                "changes", "; ".join(parts) + note)
         return ("converged", "converged, nothing changed") if changed == 0 else ("changed", "%d changed" % changed)
 
     @classmethod
@@ -282,7 +297,8 @@ class CallbackModule(CallbackBase):
         plan = published.get("plan") or {}
         gpu = published.get("gpu") or {}
         unknown = cls.unknown_roles(published) if dry_run else []
-        state, text = cls.state_of(summary, dry_run, made, unknown)
+        predicted = cls.probe_predictions(published) if dry_run else {"would_change": [], "would_fail": []}
+        state, text = cls.state_of(summary, dry_run, made, unknown, predicted)
         drv = gpu.get("driver") or {}
         pending = dict((role, (v or {}).get("action")) for role, v in ((reboot or {}).get("pending") or {}).items())
         validation = published.get("validate") or {}
@@ -295,6 +311,7 @@ class CallbackModule(CallbackBase):
             "validation": validation.get("verdict"),
             "tasks": cls.task_counts(roles, includes),
             "unknown": unknown,
+            "predicted": predicted,
             "failures": [dict((k, v) for k, v in f.items() if k != "counted_for") for f in failures or []],
             "roles": dict((role, {"state": st, "text": detail})
                           for role, st, detail in cls.role_rows(roles, plan, state, failures)),
@@ -328,6 +345,8 @@ class CallbackModule(CallbackBase):
                 "changed_hosts": [h for h in hosts if records[h]["changed"] > 0],
                 "made_outside_check_mode": sum(records[h]["made"] for h in hosts),
                 "unknown": dict((h, records[h]["unknown"]) for h in hosts if records[h].get("unknown")),
+                "predicted": dict((h, records[h]["predicted"]) for h in hosts
+                                  if any((records[h].get("predicted") or {}).values())),
                 "failed": [h for h in hosts if records[h]["state"] == "failed"],
                 "unreachable": [h for h in hosts if records[h]["state"] == "unreachable"]}
 
@@ -338,14 +357,23 @@ class CallbackModule(CallbackBase):
         changed = document["changed"]
         unknown = document.get("unknown") or {}
         if document["dry_run"]:
+            parts = ["a run would make %d change(s) (not made)" % changed] if changed else []
+            predicted = document.get("predicted") or {}
+            for key, text in (("would_fail", "the probe predicts a run would FAIL in"),
+                              ("would_change", "the probe predicts changes in")):
+                hosts = [h for h in sorted(predicted) if predicted[h].get(key)]
+                if hosts:
+                    parts.append("%s %d role(s) on %d host(s) (%s)" % (
+                        text, sum(len(predicted[h][key]) for h in hosts), len(hosts), ", ".join(hosts)))
             if unknown:
                 return "Dry run: %s; unknown for %d role(s) on %d host(s) that the dry run did not inspect: not known " \
-                    "to be converged." % ("a run would make %d change(s) (not made)" % changed if changed
-                                          else "no change predicted", sum(len(r) for r in unknown.values()),
+                    "to be converged." % ("; ".join(parts) or "no change predicted", sum(len(r) for r in unknown.values()),
                                           len(unknown))
-            if changed == 0:
+            if not parts:
                 return "Dry run: a run would change nothing on any host; the fleet is converged."
-            return "Dry run: a run would make %d change(s); they were not made." % changed
+            if len(parts) == 1 and changed:
+                return "Dry run: a run would make %d change(s); they were not made." % changed
+            return "Dry run: %s; nothing was changed." % "; ".join(parts)
         if changed == 0:
             return "No changes on any host: the fleet was already converged."
         return "%d change(s) made; run again to confirm it converges with zero changes." % changed

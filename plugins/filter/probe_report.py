@@ -24,11 +24,14 @@ description:
     M(gpuops.dlserver.nvidia_driver_repo), action C(resolve), in check mode) says which version it would
     install and whether a reboot would follow. Reboots already pending from earlier runs come from the
     host's reboot marker (C(/run/gpuops/reboot-required)).
+  - node_exporter is inspected with its own decision on the host (O(node_exporter)) - whether the role
+    would change something and what (its drift), the release it would install beside an installed
+    distribution package, and a release URL that does not answer (predicted to fail).
   - The other roles' settings are checked with the roles' own checks (O(settings), from
     M(gpuops.dlserver.host_plan) with C(settings_checks)) - a role whose settings fail them is predicted
     to fail (C(fails)); otherwise its change is unknown (C(null)). C(verdict) counts the roles inspected,
     that would change, that would fail and that are unknown.
-positional: _input, host, resolved, marker, settings
+positional: _input, host, resolved, marker, settings, node_exporter
 options:
   _input:
     description: The host's plan (C(gpuops_plan)).
@@ -49,6 +52,14 @@ options:
     required: false
   settings:
     description: The roles' settings checks (C(ansible_facts.gpuops_settings)), or C({}) when none ran.
+    type: dict
+    required: false
+  node_exporter:
+    description:
+      - node_exporter's read of the host, or C({}) when the role was not inspected - C(plan) (the role's
+        decision C(__node_exporter_plan) with C(converged), C(drift), C(source), C(release)), C(package) (the
+        distribution package's name and installed version), C(error) (the preflight's refusal) and
+        C(release_error) (the failed HEAD requests of the release URLs, the C(uri) loop's failed result).
     type: dict
     required: false
 """
@@ -77,12 +88,18 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.probe_report import ReportError, host_report
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.probe_report import (
+    ReportError, host_report, release_failure,
+)
 
 
-def probe_report(plan, host, resolved=None, marker=None, settings=None):
+def probe_report(plan, host, resolved=None, marker=None, settings=None, node_exporter=None):
     try:
-        return host_report(host, plan, resolved or None, marker, settings or None)
+        read = None
+        if node_exporter:
+            read = dict(node_exporter)
+            read['release_error'] = release_failure(read.get('release_error'))
+        return host_report(host, plan, resolved or None, marker, settings or None, read)
     except ReportError as exc:
         raise AnsibleFilterError('gpuops.dlserver.probe_report: %s' % exc)
 

@@ -95,7 +95,9 @@ options:
     type: dict
     default: {}
   failure:
-    description: For C(restore), the failed task of the change, with the keys C(task) (its name) and C(msg).
+    description:
+      - For C(restore), the failed task of the change, with the keys C(task) (its name), C(msg) and, for a
+        loop task, C(results) (its items' results, whose failed items' messages are named in the message).
     type: dict
     default: {}
 requirements:

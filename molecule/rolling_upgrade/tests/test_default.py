@@ -2,7 +2,8 @@
 validated, uncordoned and resumed; roll-b failed validation (GPU3 trained at x8 in its fixture),
 was rolled back to 580.95.05 and held, and stays cordoned in the TEST DOUBLE of the Kubernetes
 API (the lab has no cluster); the run stopped at roll-b and said why. Then the injected failures
-on roll-a (issue 34): a version the repository lacks is refused before any change, and an install
+on roll-a (issue 34): a pin that cannot be written leaves everything as it was, a version the
+repository lacks is refused before any change, and an install
 that fails after the pin was rewritten and the holds released is restored and read back; both
 leave roll-a as it was (read again here) and drained, and say exactly that.
 
@@ -69,6 +70,22 @@ def test_cordon_in_the_api_double(host):
     assert node["spec"].get("unschedulable") is True
 
 
+def test_injected_pin_write_failure_changed_nothing_and_said_so():
+    out = read("inject-pin_write.out")
+    assert "The NVIDIA driver change to %s failed at" % OLD in out
+    assert "Write the repository files, the keyring and the version pin" in out
+    # the loop task's own message says only that an item failed: the item and its error follow it
+    assert ("One or more items failed (%s: Destination /etc/apt/preferences.d not writable)" % PIN) in out
+    assert "Restored to driver %s (" % NEW in out
+    assert "read back: the pins, holds and packages are as before the change" in out
+    assert "roll-a: restored - the upgrade to driver %s failed at" % OLD in out
+    assert "Kubernetes node roll-a stays cordoned" in out
+    assert "rolling driver upgrade stopped at roll-a" in out
+    assert "nothing to roll back to" not in out
+    assert "did NOT complete" not in out
+    assert "validation did not run after the upgrade" not in out
+
+
 def test_injected_resolution_failure_was_refused_before_any_change():
     out = read("inject-resolution.out")
     assert "rolling driver upgrade stopped at roll-a" in out
@@ -102,6 +119,8 @@ def test_injected_runs_left_the_node_as_before(host):
     if node_name(host) == "roll-a":
         assert host.check_output(STATE).strip() == read("roll-a-before.txt").strip()
         assert not host.file("/etc/apt/apt.conf.d/99gpuops-test-double-fail-install").exists
+        # the TEST-ONLY read-only bind mount of the pin-write run is gone
+        assert "/etc/apt/preferences.d" not in host.check_output("findmnt -rn -o TARGET")
         pin = host.file(PIN).content_string
         assert "Pin: version %s-*" % NEW in pin
     else:

@@ -169,6 +169,10 @@ def build_plan(inputs, cluster):
         device_objects.append(render_device_plugin(inputs['device_plugin_image'], inputs['device_plugin_namespace'],
                                                    inputs['device_plugin_runtime_class'], prefix))
     labels = label_patches(cluster.get('hosts') or {}, cluster.get('nodes') or [], prefix, inputs['node_names'])
+    # what the status file records: the cluster's labelled nodes after this run, and the warnings
+    # about the cluster - not the hosts this run covered (a --limit would rewrite it otherwise)
+    labels['labelled_after'] = labelled_after(cluster.get('nodes') or [], labels['patches'], prefix)
+    cluster_warnings = list(warnings)
     for host in labels['unmatched']:
         warnings.append('inventory host %s matches no Kubernetes node; map it in volcano_node_names' % host)
     smoke = {'run': False, 'workers': 0, 'reason': 'volcano_smoke_job is false'}
@@ -185,6 +189,7 @@ def build_plan(inputs, cluster):
     plan = {
         'compatibility': compat,
         'warnings': warnings,
+        'cluster_warnings': cluster_warnings,
         'scheduler': {'configmap': configmap, 'rollout': rollout, 'checksum': digest},
         'queues': [render_queue(q) for q in inputs['queues']],
         'priority_classes': [render_priority_class(pc) for pc in inputs['priority_classes']],
@@ -199,6 +204,24 @@ def build_plan(inputs, cluster):
     if problems:
         raise VolcanoError(problems)
     return plan
+
+
+def labelled_after(nodes, patches, prefix):
+    """The nodes of the cluster that carry labels under ``prefix`` once ``patches`` (label_patches'
+    ``change``: a None value removes a label) are applied, sorted: the cluster's state, the same
+    whichever inventory hosts the run covered."""
+    change = dict((p['node'], p.get('change') or {}) for p in patches or [])
+    out = []
+    for node in nodes or []:
+        labels = dict(node.get('labels') or {})
+        for key, value in change.get(node.get('name'), {}).items():
+            if value is None:
+                labels.pop(key, None)
+            else:
+                labels[key] = value
+        if any(str(key).startswith(prefix) for key in labels):
+            out.append(node.get('name'))
+    return sorted(out)
 
 
 def core_objects(plan):

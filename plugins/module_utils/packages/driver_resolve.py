@@ -168,12 +168,17 @@ def resolve(p, host):
 
 
 def driver_held_back(host, backend, pinned, pk, have):
-    """Newer versions the pin or the hold keeps back from the installed driver packages and their
-    companions (a security update of the driver), as os_tuning reports kernels: held_updates.read."""
+    """Newer versions the pin or the hold keeps back from the driver packages and their companions
+    (a security update of the driver), as os_tuning reports kernels: held_updates.read. The record
+    describes the host as the role leaves it - every pinned package at its pinned version and held,
+    the installed companions - so the first run (which reads the host before its install) and the
+    run after it write the same status."""
     if backend != 'apt':
         return dict(held_updates.NOT_CHECKED, reason='not checked: the dnf version lock is not read yet')
-    watched = [n for n in set(pinned) | set(pk['persistenced']) | set(pk['fabric_manager']) if n in have]
-    return held_updates.read(host, watched, [n for n in watched if have[n].get('held')])
+    pinned = dict(pinned or {})
+    watched = set(pinned) | set(n for n in set(pk['persistenced']) | set(pk['fabric_manager']) if n in have)
+    holds = [n for n in watched if n in pinned or have.get(n, {}).get('held')]
+    return held_updates.read(host, watched, holds, base=pinned)
 
 
 def before_change(host, backend, result, have, repo_files):
@@ -197,7 +202,7 @@ def restore(p, host):
     state, failure = p['state'], p['failure'] or {}
     record = state.get('transaction') or {}
     before = record.get('before')
-    step, error = failure.get('task') or '?', failure.get('msg') or 'no message'
+    step, error = failure.get('task') or '?', txn.failure_message(failure)
     target, previous = state.get('target') or '?', record.get('previous') or ''
     pin_path = (p['platform'] or {}).get('preferences_file')
     if before is None:

@@ -169,6 +169,23 @@ def describe(snap, pin_path=None):
     return pkgs + pin
 
 
+def failure_message(failure):
+    """The error of the failed task of a change, from the rescue's ``failure`` ({task, msg, results}):
+    a loop task's own ``msg`` only says that an item failed ("One or more items failed"), so the
+    failed items' messages follow it, each with its label (the file or package it was about)."""
+    failure = failure or {}
+    msg = str(failure.get('msg') or '').strip() or 'no message'
+    items = []
+    for res in failure.get('results') or []:
+        if not isinstance(res, dict) or not res.get('failed'):
+            continue
+        label = res.get('_ansible_item_label', res.get('item'))
+        if isinstance(label, dict):
+            label = label.get('dest') or label.get('name') or label
+        items.append('%s: %s' % (label, str(res.get('msg') or 'no message').strip()))
+    return '%s (%s)' % (msg, '; '.join(items)) if items else msg
+
+
 def outcome(step, error, target, previous, plan, remaining, now, pin_path=None, check_mode=False, restore_error=''):
     """The record and message of a failed driver change.
 

@@ -100,11 +100,14 @@ def take_hint(role, version):
     return 'set %s=%s and %s' % (variable, wanted, run % wanted if '%s' in run else run)
 
 
-def held_back(policy_text, files_text, watched, holds=(), role='nvidia_driver'):
+def held_back(policy_text, files_text, watched, holds=(), role='nvidia_driver', base=None):
     """The updates the pin or the hold keeps back among the installed ``watched`` packages.
 
     ``policy_text``: ``apt-cache policy <watched...>``; ``files_text``: ``apt-cache policy``;
-    ``holds``: the packages dpkg holds. Returns ``{checked, updates, security, reason, take}``:
+    ``holds``: the packages dpkg holds (or that the role holds); ``base``: ``{package: version}`` the
+    role pins, compared instead of the installed version (``installed`` in the result is then that
+    version): the record describes the host as the role leaves it, so that a run that installs or
+    upgrades (it reads the host before its install) records the same as the run after it. Returns ``{checked, updates, security, reason, take}``:
     ``updates`` one entry per package with a newer version than the installed one that apt
     would not install as things are (newer than apt's candidate, or the package is held) - ``{name, installed,
     available, candidate, kept_by, security, source}`` with ``source`` the reason of
@@ -116,9 +119,10 @@ def held_back(policy_text, files_text, watched, holds=(), role='nvidia_driver'):
     updates = []
     for name in sorted(set(watched)):
         row = table.get(name)
-        if not row or not row['installed']:
+        installed = (base or {}).get(name) or (row or {}).get('installed')
+        if not row or not installed:
             continue
-        installed, candidate = row['installed'], row['candidate']
+        candidate = row['candidate']
         held = name in holds
         newer = [v for v in row['versions'] if pkgversion.dpkg_compare(v['version'], installed) > 0]
         # not held: kept back only where apt's candidate does not reach the version (the pin);
@@ -150,7 +154,7 @@ def held_back(policy_text, files_text, watched, holds=(), role='nvidia_driver'):
             'take': take_hint(role, newest) if newest else None}
 
 
-def read(host, watched, holds=(), role='nvidia_driver'):
+def read(host, watched, holds=(), role='nvidia_driver', base=None):
     """``held_back`` of the host's own apt state (two ``apt-cache policy`` runs through
     ``host.run``); ``checked: false`` with the reason when apt-cache fails or nothing is watched."""
     watched = sorted(set(watched))
@@ -163,7 +167,7 @@ def read(host, watched, holds=(), role='nvidia_driver'):
         return {'checked': False, 'updates': [], 'security': [], 'take': None,
                 'reason': 'not checked: apt-cache policy failed (rc %s): %s' % (
                     rc or rc_files, ((err or err_files) or '').strip()[-300:])}
-    return held_back(policy, files, watched, holds, role)
+    return held_back(policy, files, watched, holds, role, base)
 
 
 def summary_line(record):

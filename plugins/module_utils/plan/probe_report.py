@@ -5,7 +5,9 @@
 plan decided, per role whether a run would change something and whether a reboot would follow.
 
 ``host_report()`` builds one host's report from its plan, the driver role's read of the host
-and repositories (``nvidia_driver_repo`` action ``resolve``, run in check mode), the roles' own
+and repositories (``nvidia_driver_repo`` action ``resolve``, run in check mode), node_exporter's
+own decision on the host (its preflight in check mode, and a HEAD request of the release it would
+download), the roles' own
 settings checks (``host_plan`` option ``settings_checks``: ``plan/settings_checks.py``) and the
 host's pending reboot marker; ``fleet_report()`` gathers the hosts' reports (a host without one
 failed or was unreachable) into the JSON document and the table the playbook prints.
@@ -98,6 +100,57 @@ def driver_change(plan, resolved):
             'installed': installed, 'target': target}
 
 
+def release_failure(read):
+    """The URL of node_exporter's release that did not answer the probe's HEAD request, as one
+    sentence (None when every URL answered): ``read`` is the failed result of the ``uri`` loop
+    (``{msg, results: [{failed, url, status, msg, item}]}``), or None when the URLs answered or were
+    not asked."""
+    if not read:
+        return None
+    read = _dict(read, 'the release read')
+    for res in read.get('results') or [read]:
+        if not isinstance(res, dict) or not res.get('failed'):
+            continue
+        url = res.get('url') or res.get('item') or '?'
+        status = res.get('status')
+        if isinstance(status, int) and status > 0:
+            return '%s answered HTTP %d' % (url, status)
+        return '%s did not answer: %s' % (url, str(res.get('msg') or 'no message').strip())
+    return 'the release URLs failed: %s' % (str(read.get('msg') or 'no message').strip())
+
+
+def node_exporter_change(decision, read):
+    """What a run of node_exporter would do, from the role's own decision on this host
+    (``node_exporter`` preflight, run in check mode): ``read`` is ``{plan, package, error,
+    release_error}`` - ``plan`` the role's decision (``__node_exporter_plan``: ``converged`` and
+    ``drift``), ``package`` the distribution package's read (``{name, version}``), ``error`` the
+    preflight's failure (its checks refused the settings), ``release_error`` the release URL that
+    did not answer (release_failure). None: the role was not inspected."""
+    if not decision.get('run'):
+        return {'run': False, 'change': False, 'reboot': False, 'reason': 'skipped: %s' % decision.get('reason')}
+    read = _dict(read, 'the node_exporter read')
+    if read.get('error'):
+        return {'run': True, 'change': None, 'reboot': None, 'fails': True,
+                'reason': 'a run would FAIL in this role: %s' % read['error']}
+    plan = _dict(read.get('plan'), 'the node_exporter read plan')
+    if 'converged' not in plan:
+        return {'run': True, 'change': None, 'reboot': None, 'reason': NOT_INSPECTED}
+    release = _dict(plan.get('release'), 'the node_exporter read plan.release')
+    if read.get('release_error'):
+        return {'run': True, 'change': None, 'reboot': None, 'fails': True,
+                'reason': 'a run would FAIL in this role: its release download: %s' % read['release_error']}
+    if plan['converged']:
+        return {'run': True, 'change': False, 'reboot': False,
+                'reason': 'no change: %s is as the role leaves it' % plan.get('source_reason')}
+    reason = 'would change: %s' % ', '.join(str(d) for d in plan.get('drift') or ['?'])
+    package = _dict(read.get('package'), 'the node_exporter read package')
+    if plan.get('source') == 'release':
+        reason += '; installs the release %s (%s)' % (release.get('archive'), release.get('url'))
+        if package.get('version'):
+            reason += ' while the distribution package %s %s is installed' % (package.get('name'), package['version'])
+    return {'run': True, 'change': True, 'reboot': False, 'reason': reason}
+
+
 def role_row(role, decision, settings):
     """A role the probe does not read the host for: ``{run, change, reboot, reason}`` (``fails``
     where its settings checks predict a failure; ``change`` None: unknown)."""
@@ -136,9 +189,10 @@ def verdict_line(known):
     return line
 
 
-def host_report(host, plan, resolved=None, marker_text=None, settings=None):
+def host_report(host, plan, resolved=None, marker_text=None, settings=None, node_exporter=None):
     """One host's report: GPUs, driver, plan, per role ``{run, change, reboot, reason}``, reboots,
-    and the verdict (what is known, would change, would fail, unknown)."""
+    and the verdict (what is known, would change, would fail, unknown). ``node_exporter``: that
+    role's read (node_exporter_change), None where it was not inspected."""
     if not isinstance(host, str) or not host:
         raise ReportError('probe report: the host name must be a non-empty string, got %r' % (host,))
     plan = _dict(plan, 'plan (gpuops_plan)')
@@ -154,6 +208,8 @@ def host_report(host, plan, resolved=None, marker_text=None, settings=None):
         decision = _dict(plan_roles.get(role), 'plan.roles.%s' % role)
         if role == 'nvidia_driver':
             roles[role] = driver_change(plan, resolved)
+        elif role == 'node_exporter' and node_exporter is not None:
+            roles[role] = node_exporter_change(decision, node_exporter)
         else:
             roles[role] = role_row(role, decision, settings)
     pending = pending_reboots(marker_text)

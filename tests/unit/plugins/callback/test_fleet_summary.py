@@ -433,6 +433,33 @@ def test_a_dry_run_with_roles_not_inspected_never_says_converged(tmp_path):
     assert lines[-1] == "No changes on any host: the fleet was already converged."
 
 
+def test_a_probe_run_says_what_the_probe_predicts(tmp_path):
+    """A probe run's own tasks change nothing (check mode): its summary must not say "no change
+    predicted" while the probe's report predicts a driver change or a failure."""
+    published = _plan_run_all()
+    published["probe"] = {"inspected": ["node_exporter", "nvidia_driver"], "would_change": ["nvidia_driver"],
+                          "would_fail": ["node_exporter"], "unknown": ["os_tuning"]}
+    lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {})], check=True,
+                      published={"gpu-a": published})
+    assert lines[1].startswith("gpu-a: the probe predicts a run would FAIL in node_exporter; the probe predicts "
+                               "changes in nvidia_driver; unknown for 1 role(s) not inspected (os_tuning); GPUs 8;")
+    assert lines[-1] == ("Dry run: the probe predicts a run would FAIL in 1 role(s) on 1 host(s) (gpu-a); the probe "
+                         "predicts changes in 1 role(s) on 1 host(s) (gpu-a); unknown for 1 role(s) on 1 host(s) that "
+                         "the dry run did not inspect: not known to be converged.")
+    assert doc["predicted"] == {"gpu-a": {"would_change": ["nvidia_driver"], "would_fail": ["node_exporter"]}}
+    # every role inspected, one would change: never "converged", and said as the probe's prediction
+    published["probe"] = {"inspected": ["nvidia_driver"], "would_change": ["nvidia_driver"], "would_fail": [],
+                          "unknown": []}
+    lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {})], check=True,
+                      published={"gpu-a": published})
+    assert doc["hosts"]["gpu-a"]["state"] == "changes"
+    assert lines[-1] == ("Dry run: the probe predicts changes in 1 role(s) on 1 host(s) (gpu-a); nothing was "
+                         "changed.")
+    # a real run's summary does not read the probe's predictions
+    lines, doc = _run(tmp_path, [("ok", "gpu-a", "nvidia_driver", {})], published={"gpu-a": published})
+    assert lines[-1] == "No changes on any host: the fleet was already converged."
+
+
 def test_a_rescued_failure_is_not_the_hosts_failure():
     """A failure a block's rescue took (the recap counts it as rescued, not as a failure) is said as such."""
     callback = CallbackModule()

@@ -382,3 +382,37 @@ def test_the_defaults_pass():
 def test_a_malformed_manifest_is_the_roles_error(doc, needle):
     with pytest.raises(volcano.VolcanoError, match=r'volcano_manifest_src: document 2\b.*' + needle):
         volcano.manifest_objects([{'kind': 'Namespace', 'metadata': {'name': 'v'}}, doc], 'volcano-system', True)
+
+
+def test_the_status_record_is_the_same_with_or_without_limit(probed):
+    """Issue 34: a canary-then-rest workflow is never changed=0 when a status file records the hosts
+    of the run. The record is the cluster's: labelled nodes after the run, warnings about the cluster."""
+    cluster = _cluster(probed)
+    whole = volcano.build_plan(volcano_validate.default_inputs(), cluster)
+    labelled = whole['labels']['labelled_after']
+    # the nodes as the whole run leaves them
+    after = copy.deepcopy(cluster)
+    by_node = dict((p['node'], p) for p in whole['labels']['patches'])
+    for node in after['nodes']:
+        for key, value in by_node.get(node['name'], {}).get('change', {}).items():
+            if value is None:
+                node['labels'].pop(key, None)
+            else:
+                node['labels'][key] = value
+    # then a run limited to one host, and one with a host that matches no node
+    one = dict(sorted(after['hosts'].items())[:1])
+    limited = dict(after, hosts=dict(one, lost={'gpu': None, 'facts': {'hostname': 'lost'}}))
+    plan = volcano.build_plan(volcano_validate.default_inputs(), limited)
+    assert plan['labels']['labelled_after'] == labelled
+    assert [p['node'] for p in plan['labels']['patches']] == sorted(one)
+    assert any('inventory host lost matches no Kubernetes node' in w for w in plan['warnings'])
+    assert plan['cluster_warnings'] == whole['cluster_warnings']
+    assert not any('lost' in w for w in plan['cluster_warnings'])
+
+
+def test_labelled_after_applies_the_patches():
+    nodes = [{'name': 'a', 'labels': {'p/gpu.count': '4'}}, {'name': 'b', 'labels': {'other': 'x'}},
+             {'name': 'c', 'labels': {}}]
+    patches = [{'node': 'a', 'change': {'p/gpu.count': None}}, {'node': 'b', 'change': {'p/gpu.present': 'true'}}]
+    assert volcano.labelled_after(nodes, patches, 'p/') == ['b']
+    assert volcano.labelled_after(nodes, [], 'p/') == ['a']

@@ -66,6 +66,21 @@ def test_outcome_messages():
     assert "Restored" not in check["msg"]
 
 
+def test_failure_message_names_the_failed_items_of_a_loop_task():
+    """A failed loop task (the repository files and the pin) says only "One or more items failed"."""
+    failure = {"task": "Write the repository files, the keyring and the version pin", "msg": "One or more items failed",
+               "results": [{"changed": False, "item": {"dest": "/etc/apt/sources.list.d/x.sources"}},
+                           {"failed": True, "msg": "Destination /etc/apt/preferences.d not writable",
+                            "_ansible_item_label": "/etc/apt/preferences.d/gpuops-nvidia-driver.pref"},
+                           {"failed": True, "item": {"dest": "/etc/apt/preferences.d/y.pref"}}, "garbage"]}
+    assert txn.failure_message(failure) == (
+        "One or more items failed (/etc/apt/preferences.d/gpuops-nvidia-driver.pref: Destination "
+        "/etc/apt/preferences.d not writable; /etc/apt/preferences.d/y.pref: no message)")
+    assert txn.failure_message({"msg": " held broken packages\n"}) == "held broken packages"
+    assert txn.failure_message({}) == "no message"
+    assert txn.failure_message(None) == "no message"
+
+
 class FakeHost(object):
     """dpkg-query answers from ``self.packages``; apt-get and apt-mark change it (or fail)."""
 

@@ -91,10 +91,38 @@ def test_the_driver_resolve_hook_watches_the_installed_pinned_packages_and_compa
     have = {"nvidia-driver": {"version": "535.261.03-1~deb12u1", "held": True},
             "nvidia-smi": {"version": "535.261.03-1~deb12u1", "held": False},
             "nvidia-persistenced": {"version": "535.171.04-1", "held": False}}
-    got = driver_resolve.driver_held_back(host, "apt", ["nvidia-driver", "nvidia-smi", "libcuda1"], pk, have)
-    # libcuda1 and Fabric Manager are not installed here: not asked about
-    assert host.calls[0] == ["apt-cache", "policy", "nvidia-driver", "nvidia-persistenced", "nvidia-smi"]
+    pinned = {"nvidia-driver": "535.261.03-1~deb12u1", "nvidia-smi": "535.261.03-1~deb12u1",
+              "libcuda1": "535.261.03-1~deb12u1"}
+    got = driver_resolve.driver_held_back(host, "apt", pinned, pk, have)
+    # Fabric Manager is neither pinned nor installed here: not asked about; the pinned packages are
+    # read as the role leaves them (held: the role holds what it pins)
+    assert host.calls[0] == ["apt-cache", "policy", "libcuda1", "nvidia-driver", "nvidia-persistenced", "nvidia-smi"]
     assert [(u["name"], u["kept_by"]) for u in got["security"]] == [
-        ("nvidia-driver", "the dpkg hold"), ("nvidia-smi", "the version pin (candidate 535.261.03-1~deb12u1)")]
-    el = driver_resolve.driver_held_back(FakeHost([]), "dnf", ["nvidia-driver"], pk, have)
+        ("libcuda1", "the dpkg hold"), ("nvidia-driver", "the dpkg hold"), ("nvidia-smi", "the dpkg hold")]
+    el = driver_resolve.driver_held_back(FakeHost([]), "dnf", pinned, pk, have)
     assert el["checked"] is False and "dnf" in el["reason"]
+
+
+def test_a_first_run_records_what_the_run_after_it_records():
+    """The first run reads the host before its install: the record compares the pinned versions and
+    holds the role leaves, so the status it writes is the next run's (idempotence)."""
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
+    case = CASES[0]
+    pk = {"persistenced": [], "fabric_manager": []}
+    pinned = {"nvidia-driver": "535.261.03-1~deb12u1", "nvidia-smi": "535.261.03-1~deb12u1"}
+    installed = {"nvidia-driver": {"version": "535.261.03-1~deb12u1", "held": True},
+                 "nvidia-smi": {"version": "535.261.03-1~deb12u1", "held": True}}
+    after = driver_resolve.driver_held_back(FakeHost([(0, text(case, "policy"), ""), (0, text(case, "files"), "")]),
+                                            "apt", pinned, pk, installed)
+    # before the install: apt's table says "Installed: (none)" for both
+    policy = text(case, "policy").replace("Installed: 535.261.03-1~deb12u1", "Installed: (none)")
+    assert policy != text(case, "policy")
+    before = driver_resolve.driver_held_back(FakeHost([(0, policy, ""), (0, text(case, "files"), "")]),
+                                             "apt", pinned, pk, {})
+    assert before == after and [u["name"] for u in after["security"]] == ["nvidia-driver", "nvidia-smi"]
+    # an upgrade to the security version itself: read before it (the old version installed), nothing is
+    # recorded as held back - the version the role pins is the newest
+    upgrade = dict((n, "535.309.01-0+deb12u1") for n in pinned)
+    got = driver_resolve.driver_held_back(FakeHost([(0, text(case, "policy"), ""), (0, text(case, "files"), "")]),
+                                          "apt", upgrade, pk, installed)
+    assert got["checked"] is True and got["updates"] == [] and got["take"] is None

@@ -18,6 +18,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.probe_report 
     fleet_report,
     host_report,
     pending_reboots,
+    release_failure,
 )
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'data')
@@ -157,3 +158,20 @@ def test_a_role_whose_settings_fail_its_checks_is_predicted_to_fail():
     assert fleet['verdict'].startswith('Verdict: a run would FAIL on 1 host(s) (h1); ')
     with pytest.raises(ReportError, match='settings'):
         host_report('h1', _plan('plan_dgx_a100.yml', {}), None, None, ['nvidia_container_toolkit'])
+
+
+@pytest.mark.parametrize('case', CASES['node_exporter'], ids=[c['name'] for c in CASES['node_exporter']])
+def test_node_exporter_is_inspected_from_its_own_decision(case):
+    read = dict(case['read'], release_error=release_failure(case['read'].get('release_error')))
+    report = host_report('h1', _plan('plan_cpu_only.yml', {}), None, None, None, read)
+    row = report['roles']['node_exporter']
+    assert row['change'] is case['expect']['change']
+    assert row['reason'] == case['expect']['reason']
+    assert bool(row.get('fails')) is bool(case['expect'].get('fails'))
+    if case['expect']['change'] is not None:
+        assert 'node_exporter' in report['verdict']['inspected']
+    elif case['expect'].get('fails'):
+        assert report['verdict']['would_fail'] == ['node_exporter']
+    # not inspected (None): the role stays unknown
+    unknown = host_report('h1', _plan('plan_cpu_only.yml', {}), None)['roles']['node_exporter']
+    assert unknown['change'] is None and not unknown.get('fails')
