@@ -243,7 +243,9 @@ converged:
   type: dict
   sample: {converged: true, reasons: []}
 after:
-  description: Where converged, the record C(action=after_install) would return (C(kernels), C(dkms)).
+  description:
+    - Where converged, the record C(action=after_install) would return (C(kernels), C(dkms),
+      C(security_updates_held_back) - after an install, read again once the packages are installed and held).
   returned: action is resolve and converged
   type: dict
 verified:

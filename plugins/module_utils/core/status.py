@@ -61,6 +61,10 @@ def nvidia_driver(parts):
         skip = dig(resolved, "status", "reboot", "reason", default="")
     else:
         skip = "check mode: the driver change is not applied"
+    # read after the install where it ran (the resolve read the host before it): what the next run reads
+    held = dig(parts, "after", "security_updates_held_back", default=None)
+    if held:
+        record["security_updates_held_back"] = held
     record["dkms"] = dig(parts, "after", "dkms", default=_MISSING)
     if record["dkms"] is _MISSING:
         record["dkms"] = {"status": [], "reason": "not read (check mode)"}

@@ -157,6 +157,7 @@ def resolve(p, host):
     status = status_record(inp, plat, plan, pk, result, files, ctx)
     transaction = before_change(host, backend, result, have, repo_files)
     return {'transaction': transaction, 'backend': backend, 'target': result['target'], 'pinned': result['pinned'], 'change': result['change'],
+            'companions': companions(pk),
             'held': result['held'], 'keep': result['keep'], 'versions': versions, 'installed': have,
             'install': repo.install_names(result['pinned'], pk['other'], backend),
             'install_state': dpkg_state.install_state(result['pinned'], pk['other'], have, result['change']),
@@ -179,6 +180,11 @@ def driver_held_back(host, backend, pinned, pk, have):
     watched = set(pinned) | set(n for n in set(pk['persistenced']) | set(pk['fabric_manager']) if n in have)
     holds = [n for n in watched if n in pinned or have.get(n, {}).get('held')]
     return held_updates.read(host, watched, holds, base=pinned)
+
+
+def companions(pk):
+    """The driver's companions whose held-back updates are read beside the pinned packages."""
+    return sorted(set(pk['persistenced']) | set(pk['fabric_manager']))
 
 
 def before_change(host, backend, result, have, repo_files):
@@ -393,7 +399,18 @@ def after_install(p, host):
                         % (', '.join(sorted(set(after) - set(before))) or 'none',
                            ', '.join(sorted(set(before) - set(after))) or 'none', state.get('repo_text')))
     dkms, dkms_problems = dkms_check(host, p['plan'], state.get('headers') or [])
-    return {'kernels': after, 'dkms': dkms, 'problems': problems + dkms_problems}
+    return {'kernels': after, 'dkms': dkms, 'problems': problems + dkms_problems,
+            'security_updates_held_back': held_back_after(host, backend, state)}
+
+
+def held_back_after(host, backend, state):
+    """The held-back record read after the install (the repositories configured, the packages
+    installed and held): what the status file records, the same as the next run's resolve reads."""
+    pinned = state.get('pinned') or {}
+    names = sorted(set(pinned) | set(state.get('companions') or []))
+    have = dh.installed(host, backend, names) if backend == 'apt' and names else {}
+    return driver_held_back(host, backend, pinned, {'persistenced': state.get('companions') or [],
+                                                    'fabric_manager': []}, have)
 
 
 def dkms_check(host, plan, headers):
@@ -457,7 +474,8 @@ def fast_path(p, host, state):
         return out
     dkms, after_problems = dkms_check(host, plan, state.get('headers') or [])
     checks = {'after': after_problems, 'verify': []}
-    out['after'] = {'kernels': state.get('kernels') or [], 'dkms': dkms, 'problems': after_problems}
+    out['after'] = {'kernels': state.get('kernels') or [], 'dkms': dkms, 'problems': after_problems,
+                    'security_updates_held_back': state['status'].get('security_updates_held_back')}
     if (state.get('activation') or {}).get('action') == 'none':
         record = repo.verify_problems(p['gpu'], module_version(p['sysfs_root']), state['target'],
                                       plan['driver']['kernel_modules']['value'])

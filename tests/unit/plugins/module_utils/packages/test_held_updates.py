@@ -126,3 +126,31 @@ def test_a_first_run_records_what_the_run_after_it_records():
     got = driver_resolve.driver_held_back(FakeHost([(0, text(case, "policy"), ""), (0, text(case, "files"), "")]),
                                           "apt", upgrade, pk, installed)
     assert got["checked"] is True and got["updates"] == [] and got["take"] is None
+
+
+def test_after_the_install_the_record_is_read_again_and_the_status_takes_it(monkeypatch):
+    """A first run reads the host before the CUDA repository is configured (apt-cache knows none of
+    its versions) and before the packages are installed: the status file takes the record read after
+    the install (action after_install), which is what the next run's resolve reads (idempotence)."""
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core import status
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_host
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
+    case = CASES[0]
+    asked = []
+    monkeypatch.setattr(driver_host, "installed", lambda host, backend, names: asked.append(names) or {
+        "nvidia-driver": {"version": "535.261.03-1~deb12u1", "held": True}})
+    state = {"pinned": {"nvidia-driver": "535.261.03-1~deb12u1"}, "companions": ["nvidia-persistenced"]}
+    host = FakeHost([(0, text(case, "policy"), ""), (0, text(case, "files"), "")])
+    got = driver_resolve.held_back_after(host, "apt", state)
+    assert asked == [["nvidia-driver", "nvidia-persistenced"]]
+    assert host.calls[0] == ["apt-cache", "policy", "nvidia-driver"]
+    assert [u["name"] for u in got["security"]] == ["nvidia-driver"]
+    # the status record: the after-install read wins over the resolve's (read before the install)
+    plan = {"driver": {"required": True}}
+    parts = {"plan": plan, "inputs": {}, "resolved": {"status": {"security_updates_held_back": {"checked": True,
+                                                                                                  "updates": []}}},
+             "after": {"dkms": {"status": []}, "security_updates_held_back": got}, "verified": {}}
+    assert status.nvidia_driver(parts)["security_updates_held_back"] == got
+    # no after-install read (check mode, or nothing installed): the resolve's
+    parts["after"] = {}
+    assert status.nvidia_driver(parts)["security_updates_held_back"] == {"checked": True, "updates": []}
