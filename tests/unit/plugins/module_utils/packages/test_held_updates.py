@@ -147,8 +147,8 @@ def test_after_the_install_the_record_is_read_again_and_the_status_takes_it(monk
     assert [u["name"] for u in got["security"]] == ["nvidia-driver"]
     # the status record: the after-install read wins over the resolve's (read before the install)
     plan = {"driver": {"required": True}}
-    parts = {"plan": plan, "inputs": {}, "resolved": {"status": {"security_updates_held_back": {"checked": True,
-                                                                                                  "updates": []}}},
+    resolved = {"status": {"security_updates_held_back": {"checked": True, "updates": []}}}
+    parts = {"plan": plan, "inputs": {}, "resolved": resolved,
              "after": {"dkms": {"status": []}, "security_updates_held_back": got}, "verified": {}}
     assert status.nvidia_driver(parts)["security_updates_held_back"] == got
     # no after-install read (check mode, or nothing installed): the resolve's
