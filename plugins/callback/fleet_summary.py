@@ -513,7 +513,8 @@ class CallbackModule(CallbackBase):
     def host_lines(cls, host, summary, roles, published, dry_run=False, made=0, failures=None):
         """Text lines for one host. ``published`` is what site.yml gave set_stats."""
         unknown = cls.unknown_roles(published) if dry_run else []
-        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made, unknown)[1])]
+        predicted = cls.probe_predictions(published) if dry_run else None
+        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made, unknown, predicted)[1])]
         published = published or {}
         plan = published.get("plan") or {}
         for line in cls.hardware_lines(published.get("gpu"), plan):

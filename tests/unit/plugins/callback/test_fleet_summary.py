@@ -447,6 +447,8 @@ def test_a_probe_run_says_what_the_probe_predicts(tmp_path):
                          "predicts changes in 1 role(s) on 1 host(s) (gpu-a); unknown for 1 role(s) on 1 host(s) that "
                          "the dry run did not inspect: not known to be converged.")
     assert doc["predicted"] == {"gpu-a": {"would_change": ["nvidia_driver"], "would_fail": ["node_exporter"]}}
+    # every line says it: the overview and the host's own lines
+    assert not any("no change predicted" in line for line in lines), lines
     # every role inspected, one would change: never "converged", and said as the probe's prediction
     published["probe"] = {"inspected": ["nvidia_driver"], "would_change": ["nvidia_driver"], "would_fail": [],
                           "unknown": []}
