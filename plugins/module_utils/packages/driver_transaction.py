@@ -37,7 +37,7 @@ import re
 _PACKAGE = re.compile(r'[a-z0-9][a-z0-9.+-]+')
 _VERSION = re.compile(r'[A-Za-z0-9.+~:-]+')
 _PATH = re.compile(r'/[A-Za-z0-9._/+-]+')
-_PIN = re.compile(r'^Pin: version (\S+)\s*$', re.MULTILINE)
+_PIN = re.compile(r'Pin: version (\S+)\s*')
 
 
 def _name(value):
@@ -145,8 +145,11 @@ def differences(before, after):
 
 def pin_text(content):
     """' (Pin: version X)' of an apt preferences text, '' when it pins no version."""
-    found = _PIN.search(content or '')
-    return ' (Pin: version %s)' % found.group(1) if found else ''
+    for line in (content or '').splitlines():
+        found = _PIN.fullmatch(line)
+        if found:
+            return ' (Pin: version %s)' % found.group(1)
+    return ''
 
 
 def package_text(row):
