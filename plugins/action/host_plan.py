@@ -15,10 +15,13 @@ import os
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
+from ansible.utils.vars import load_extra_vars
 
 from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec, read_yaml, value_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import (computed_extra_vars, made_from,
+                                                                                     plan_current, probe_of, run_id)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.unknown_vars import unknown_variables, verdict
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.prometheus_config import target_address_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import check_address as check_dcgm_address
@@ -59,11 +62,20 @@ def unknown_variable_report(task_vars, templar):
         return {'warnings': [], 'problems': [str(exc)]}
 
 
+def extra_var_names(loader):
+    """The names this run's extra variables (``-e``) define (none where they cannot be read here)."""
+    try:
+        return set(load_extra_vars(loader))
+    except (AnsibleError, TypeError, ValueError, KeyError):
+        return set()
+
+
 class ActionModule(ActionBase):
     """Convert every role's inputs (failing on any bad one, naming it) and compute the plan."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('gpu', 'in_container', 'source_branches', 'strict', 'plan', 'settings_checks'))
+    _VALID_ARGS = frozenset(('probe', 'in_container', 'source_branches', 'strict', 'plan', 'made_from',
+                             'settings_checks'))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -72,6 +84,14 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         args = self._task.args
         templar = self._templar.copy_with_new_env(available_variables=task_vars)
+        # a name the collection computes, given with -e, would outrank what this run computes
+        forced = computed_extra_vars(extra_var_names(self._loader), public_roles() + ['common'])
+        if forced:
+            result.update(failed=True, msg='gpuops.dlserver.host_plan: %s given as extra variables (-e): the collection '
+                          'computes %s in every run from the host itself, and an extra variable would override what it '
+                          'computes. Remove %s from the command line (nothing was changed).'
+                          % (', '.join(forced), 'it' if len(forced) == 1 else 'them', ', '.join(forced)))
+            return result
         # a variable with a role's prefix that the role does not declare (a typo): named first
         unknown = unknown_variable_report(task_vars, templar)
         inputs, problems = {}, list(unknown['problems'])
@@ -126,17 +146,23 @@ class ActionModule(ActionBase):
                 facts = task_vars.get('ansible_facts') or {}
                 settings = settings_report(inputs, {'distribution': facts.get('distribution'),
                                                     'major': facts.get('distribution_major_version')})
+            # the GPU facts of this run's probe (the registered result of gpu_facts, __common_probe):
+            # never a fact from a cache or an earlier run
+            probe = probe_of(plain(args.get('probe')))
+            if probe is None:
+                raise ValueError('probe must be the registered result of gpuops.dlserver.gpu_facts in this run '
+                                 '(common\'s probe.yml registers it as __common_probe)')
+            this_run = run_id()
             current = plain(args.get('plan'))
-            if current and args.get('source_branches') is None and same_inputs(current, inputs, in_container):
-                # computed once per run: the plan of these inputs exists already
-                result.update(changed=False, plan=current, computed=False)
-                if settings is not None:
-                    result.update(settings=settings, ansible_facts={'gpuops_settings': settings},
-                                  _ansible_facts_cacheable=False)
+            record = plain(args.get('made_from'))
+            if current and args.get('source_branches') is None and plan_current(record, this_run, probe)[0] \
+                    and same_inputs(current, inputs, in_container):
+                # computed once per run: the plan of this probe and these inputs exists already
+                result.update(changed=False, plan=current, made_from=record, computed=False, settings=settings)
                 return result
             address = (inputs.get('prometheus') or {}).get('target_address') or \
                 task_vars.get('ansible_host') or task_vars.get('inventory_hostname')
-            plan = build_host_plan(plain(args.get('gpu')), inputs, in_container,
+            plan = build_host_plan(probe, inputs, in_container,
                                    plain(args.get('source_branches')), str(address) if address else None)
         except (InputError, ValueError) as exc:
             result.update(failed=True, msg='gpuops.dlserver.host_plan: %s' % exc)
@@ -146,9 +172,8 @@ class ActionModule(ActionBase):
                           msg='gpuops.dlserver.host_plan: the requested settings conflict with the hardware of '
                               'this host: %s' % format_plan_errors(plan))
             return result
-        # published as the fact gpuops_plan (this run only: never written to a fact cache)
-        facts = {'gpuops_plan': plan}
-        if settings is not None:
-            result['settings'] = facts['gpuops_settings'] = settings
-        result.update(changed=False, plan=plan, computed=True, ansible_facts=facts, _ansible_facts_cacheable=False)
+        # common's plan.yml sets gpuops_plan and __common_plan_made_from from this result (run-only
+        # host variables: never in a fact cache)
+        result.update(changed=False, plan=plan, made_from=made_from(this_run, probe, inputs), computed=True,
+                      settings=settings)
         return result

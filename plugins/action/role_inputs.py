@@ -17,6 +17,7 @@ from ansible.vars.clean import namespace_facts
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import in_container, missing_facts, platform_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import plan_current, probe_of, run_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.nvidia_repo import input_problems as driver_problems
 
@@ -85,17 +86,18 @@ def platform_var_files(vars_dir, facts):
 
 
 class ActionModule(ActionBase):
-    """Publish ``__<role>``: every public variable of the role, converted by its argument spec."""
+    """Return ``inputs``: every public variable of the role, converted by its argument spec (the
+    caller registers the result; common's preflight.yml sets ``__<role>`` from it)."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('role', 'entry_point', 'fact', 'platforms', 'gather', 'container_types',
-                             'platform_vars'))
+    _VALID_ARGS = frozenset(('role', 'entry_point', 'platforms', 'gather', 'container_types', 'platform_vars'))
     _requires_connection = False
 
     def _gather(self, task_vars, container_types):
         """The facts the roles decide on, where this run has not gathered them yet (the setup
-        module's `virtual` subset: one round trip, only then), and gpuops_in_container where it is
-        not set. Returns (new facts to publish, all facts, error message or None)."""
+        module's `virtual` subset: one round trip, only then), and gpuops_in_container (the
+        inventory's value where it sets one). Returns (new facts to publish, all facts,
+        in_container, error message or None)."""
         facts = dict(task_vars.get('ansible_facts') or {})
         new = {}
         if missing_facts(facts):
@@ -103,30 +105,16 @@ class ActionModule(ActionBase):
                                             module_args={'gather_subset': ['!all', 'virtual']},
                                             task_vars=task_vars)
             if gathered.get('failed') or 'ansible_facts' not in gathered:
-                return new, facts, 'role_inputs: gathering the facts failed: %s' % gathered.get('msg', gathered)
+                return new, facts, None, 'role_inputs: gathering the facts failed: %s' % gathered.get('msg', gathered)
             new.update(gathered['ansible_facts'])
             # the module's names carry the ansible_ prefix; ansible_facts holds them without it
             facts.update(namespace_facts(new)['ansible_facts'])
-        if 'gpuops_in_container' not in task_vars:
-            new['gpuops_in_container'] = in_container(facts, container_types)
-        return new, facts, None
-
-    def _platform_vars(self, role, facts, task_vars):
-        """The variables of the role's platform files, rendered: vars/<os_family>.yml, then the
-        first of vars/<distribution>_<major>.yml and vars/<distribution>.yml (a file named twice
-        is read once; a later file's top-level keys replace an earlier one's)."""
-        merged = {}
-        for path in platform_var_files(os.path.join(ROLES_DIR, role.lstrip('_'), 'vars'), facts):
-            try:
-                # the role's own files: their templates are trusted, as include_vars trusts them
-                data = self._loader.load_from_file(path, trusted_as_template=True)
-            except TypeError:  # ansible-core before 2.19 templates every string it loads
-                data = self._loader.load_from_file(path)
-            if not isinstance(data, dict):
-                raise AnsibleError('%s does not hold a mapping of variables' % path)
-            merged.update(data)
-        templar = self._templar.copy_with_new_env(available_variables=dict(task_vars, ansible_facts=facts))
-        return templar.template(merged)
+        if 'gpuops_in_container' in task_vars:
+            inside = self._templar.copy_with_new_env(available_variables=task_vars).template(
+                task_vars['gpuops_in_container'])
+        else:
+            inside = in_container(facts, container_types)
+        return new, facts, inside, None
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -137,11 +125,10 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg='role_inputs: role must be the name of a role of gpuops.dlserver')
             return result
         entry_point = self._task.args.get('entry_point') or 'main'
-        fact = self._task.args.get('fact') or '__%s' % role.lstrip('_')
         platforms = self._task.args.get('platforms')
-        gathered, facts = {}, task_vars.get('ansible_facts') or {}
+        gathered, facts, inside = {}, task_vars.get('ansible_facts') or {}, None
         if self._task.args.get('gather'):
-            gathered, facts, error = self._gather(task_vars, self._task.args.get('container_types') or [])
+            gathered, facts, inside, error = self._gather(task_vars, self._task.args.get('container_types') or [])
             if error:
                 result.update(failed=True, msg=error)
                 return result
@@ -174,17 +161,23 @@ class ActionModule(ActionBase):
                           msg='gpuops.dlserver.%s: bad input, nothing was changed: %s.'
                               % (role, '; '.join(exc.problems)))
             return result
+        result.update(changed=False, inputs=converted)
+        if inside is not None:
+            result['in_container'] = inside
+        if gathered:
+            # the setup module's own facts, where this run had not gathered them: real facts
+            result['ansible_facts'] = gathered
         if self._task.args.get('platform_vars'):
-            try:
-                gathered.update(self._platform_vars(role, facts, task_vars))
-            except AnsibleError as exc:
-                result.update(failed=True, msg='gpuops.dlserver.role_inputs: platform variables of %s: %s'
-                              % (role, exc))
-                return result
-        gathered[fact] = converted
-        result.update(changed=False, ansible_facts=gathered, _ansible_facts_cacheable=False)
+            # the role's platform files, for include_vars (common's preflight.yml)
+            result['platform_files'] = platform_var_files(os.path.join(ROLES_DIR, role.lstrip('_'), 'vars'), facts)
+        if entry_point == 'main':
+            # whether gpuops_plan stands for this role: made in this run, from this run's latest
+            # probe and from the inputs this role sees now (module_utils/core/run_state.py)
+            current, why = plan_current(task_vars.get('__common_plan_made_from'), run_id(),
+                                        probe_of(task_vars.get('__common_probe')), role.lstrip('_'), converted)
+            result.update(plan_current=current, plan_reason=why)
         if any(isinstance(spec, dict) and spec.get('no_log') for spec in options.values()):
             # A secret (no_log: true in the argument spec) is among the values: keep the
-            # published fact out of the output.
+            # result out of the output.
             result['_ansible_no_log'] = True
         return result

@@ -30,24 +30,13 @@ import re
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import text_digest
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import run_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, status_files
 
 FACT = '__gpuops_status_files'
 FACT_NAME_RE = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 SHA256_RE = re.compile(r'[0-9a-f]{64}')
 PLAN_PATH = '/etc/gpuops/plan.json'
-
-
-def run_id(pid=None, proc='/proc'):
-    """This run's identity: the pid of the ansible-playbook process (a worker's parent) and, where
-    /proc has it, that process's start time, so that a pid used again by a later run differs."""
-    pid = os.getppid() if pid is None else pid
-    try:
-        with open(os.path.join(proc, str(pid), 'stat')) as handle:
-            start = handle.read().rsplit(')', 1)[1].split()[19]
-    except (IOError, OSError, IndexError):
-        start = ''
-    return '%d-%s' % (pid, start)
 
 
 def wanted(args):

@@ -31,7 +31,7 @@ options:
     elements: str
     required: true
   hostvars:
-    description: C(hostvars); per host C(ansible_facts.gpuops_plan) is read.
+    description: C(hostvars); per host C(gpuops_plan) is read.
     type: dict
     required: true
   canary_group:
@@ -74,7 +74,7 @@ def canary(hosts, hostvars, canary_group, roles=('nvidia_driver',)):
     try:
         if isinstance(hosts, str) or isinstance(canary_group, str):
             raise ValueError('hosts and canary_group must be lists of host names')
-        records = [{'host': str(name), 'plan': plain((hostvars[name].get('ansible_facts') or {}).get('gpuops_plan'))}
+        records = [{'host': str(name), 'plan': plain(hostvars[name].get('gpuops_plan'))}
                    for name in hosts]
         result = choose_canary(records, [str(h) for h in canary_group or []], plain(roles))
     except ValueError as exc:

@@ -164,7 +164,7 @@ def dcgm_exporter_config(inputs, plan, gpu=None, platform=None, strict=True):
                                  '(the fact __dcgm_exporter), got %s' % type(inputs).__name__)
     if not isinstance(plan, dict):
         raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_config: the plan must be a dictionary '
-                                 '(the fact gpuops_plan), got %s' % type(plan).__name__)
+                                 '(gpuops_plan), got %s' % type(plan).__name__)
     result = decide(plain(inputs), plain(plan), plain(gpu) or {}, plain(platform) or {})
     if result['errors'] and strict:
         raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_config: %s'

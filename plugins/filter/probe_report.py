@@ -51,7 +51,7 @@ options:
     type: str
     required: false
   settings:
-    description: The roles' settings checks (C(ansible_facts.gpuops_settings)), or C({}) when none ran.
+    description: The roles' settings checks (C(gpuops_settings)), or C({}) when none ran.
     type: dict
     required: false
   node_exporter:

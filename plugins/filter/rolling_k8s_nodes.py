@@ -32,7 +32,7 @@ options:
     required: true
   hostvars:
     description: C(hostvars); per host C(gpuops_k8s_node_name), C(gpuops_k8s_drain), C(ansible_facts.hostname)
-      and C(ansible_facts.gpuops_plan) are read.
+      and C(gpuops_plan) are read.
     type: dict
     required: true
   groups:
@@ -73,7 +73,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.drain import 
 
 def _record(name, variables):
     facts = variables.get('ansible_facts') or {}
-    plan = facts.get('gpuops_plan') or {}
+    # the plan of this run (a run-only host variable); a host without one is drained as one that upgrades
+    plan = variables.get('gpuops_plan') or {}
     return {'host': str(name), 'node_name': plain(variables.get('gpuops_k8s_node_name')),
             'drain': plain(variables.get('gpuops_k8s_drain')), 'hostname': plain(facts.get('hostname')),
             'upgrade': bool(((plan.get('roles') or {}).get('nvidia_driver') or {}).get('run', True))}

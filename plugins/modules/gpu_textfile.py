@@ -63,7 +63,7 @@ EXAMPLES = r"""
 - name: Write the GPU facts for the textfile collector
   gpuops.dlserver.gpu_textfile:
     path: /var/lib/node_exporter/textfile/gpuops.prom
-    gpu: "{{ gpuops_gpu }}"
+    gpu: "{{ ansible_facts.gpuops_gpu }}"
     plan: "{{ gpuops_plan }}"
 """
 

@@ -184,7 +184,7 @@ options:
 EXAMPLES = r"""
 - name: Validate the node
   gpuops.dlserver.gpu_validate:
-    gpu_facts: "{{ gpuops_gpu }}"
+    gpu_facts: "{{ ansible_facts.gpuops_gpu }}"
     plan: "{{ gpuops_plan }}"
     host_name: "{{ inventory_hostname }}"
     python: /opt/gpuops/envs/pytorch/bin/python

@@ -28,11 +28,15 @@ description:
   - The plan also publishes what other hosts read of this one - the exporters' listen addresses
     (C(exporters.node_exporter.listen_address), C(exporters.dcgm_exporter.listen_address)) and
     C(host.scrape_address) (C(prometheus_target_address), else C(ansible_host), else the inventory name).
-  - The collection calls it from C(roles/common/tasks/gpu.yml) with the plan of the run, which it
-    returns as it is unless the role's inputs differ from those it was made from. A plan it computes
-    is published as the fact C(gpuops_plan) (this run only, never written to a fact cache;
+  - The collection calls it from C(roles/common/tasks/plan.yml) with the plan of the run, which it
+    returns as it is where it was made in this run, from this probe and from the same inputs.
+    C(plan.yml) sets a plan it computes as the run-only host variables C(gpuops_plan) and
+    C(__common_plan_made_from) (C(set_fact), never written to a fact cache;
     C(roles/common/tasks/plan_record.yml) writes it to C(/etc/gpuops/plan.json)); every role reads
     that plan and never computes its own.
+  - Fails, before anything else, where the run's extra variables (C(-e)) define a name the collection
+    computes (C(gpuops_plan), C(__common_probe), C(__<role>), ...) - an extra variable would override
+    the value computed in the run.
   - Runs on the controller and changes nothing on the host.
 author:
   - gpuops.dlserver contributors (@gpuops)
@@ -40,8 +44,10 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
 options:
-  gpu:
-    description: The probe's facts, C(gpuops_gpu) (from M(gpuops.dlserver.gpu_facts)).
+  probe:
+    description:
+      - The registered result of M(gpuops.dlserver.gpu_facts) in this run (C(__common_probe)); the plan
+        is made from its C(ansible_facts.gpuops_gpu), never from a fact of a cache or an earlier run.
     type: dict
     required: true
   in_container:
@@ -58,9 +64,14 @@ options:
     elements: raw
   plan:
     description:
-      - The plan computed earlier in the run (C(gpuops_plan)). When it was computed from the same typed
-        inputs (and no O(source_branches) are given) it is returned as it is (C(computed=false)) - the plan
-        is computed once per run, and again only for a role that sees other inputs (role parameters).
+      - The plan computed earlier in the run (C(gpuops_plan)). When O(made_from) says it was made in
+        this run from the same probe, and it was computed from the same typed inputs (and no
+        O(source_branches) are given), it is returned as it is (C(computed=false)) - the plan is
+        computed once per run, and again only after a probe that differs or for a role that sees other
+        inputs (role parameters).
+    type: dict
+  made_from:
+    description: What O(plan) was made from (C(__common_plan_made_from), RV(made_from) of the call that made it).
     type: dict
   strict:
     description: Fail when the plan has errors (conflicts between the inputs and the hardware).
@@ -96,10 +107,11 @@ seealso:
 EXAMPLES = r"""
 - name: Probe the GPUs
   gpuops.dlserver.gpu_facts:
+  register: probe
 
 - name: Check every role's inputs and plan this host
   gpuops.dlserver.host_plan:
-    gpu: "{{ gpuops_gpu }}"
+    probe: "{{ probe }}"
     in_container: false
   register: host_plan
 
@@ -125,19 +137,15 @@ settings:
   description:
     - Per role, C(checked) (false where no check of its settings runs without the host), C(problems)
       (each naming its variable) and C(reason) (what the check covers).
-  returned: when O(settings_checks) is true
+  returned: success (null unless O(settings_checks) is true)
   type: dict
-ansible_facts:
-  description: The fact C(gpuops_plan), the computed plan (the same as RV(plan)), and C(gpuops_settings).
-  returned: when RV(computed) is true, or O(settings_checks) is true
+made_from:
+  description:
+    - What the plan was made from - C(run) (this run's identity), C(probe) (a digest of the probe's GPU
+      facts) and C(inputs) (a digest of each role's typed inputs). M(gpuops.dlserver.role_inputs) compares
+      it with what a role sees (its C(plan_current)).
+  returned: success
   type: dict
-  contains:
-    gpuops_plan:
-      description: The host's plan.
-      type: dict
-    gpuops_settings:
-      description: RV(settings), when O(settings_checks) is true.
-      type: dict
 problems:
   description: One message per bad variable of any role, each naming the variable.
   returned: failure on bad input

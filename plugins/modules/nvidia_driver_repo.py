@@ -157,7 +157,7 @@ EXAMPLES = r"""
       preferences_file: /etc/apt/preferences.d/gpuops-nvidia-driver.pref
       legacy_files: []
     plan: "{{ gpuops_plan }}"
-    gpu: "{{ gpuops_gpu }}"
+    gpu: "{{ ansible_facts.gpuops_gpu }}"
   register: driver_resolved
 """
 

@@ -114,7 +114,7 @@ EXAMPLES = r"""
   gpuops.dlserver.python_stack_env:
     action: plan
     inputs: "{{ python_stack_inputs }}"
-    gpu: "{{ gpuops_gpu }}"
+    gpu: "{{ ansible_facts.gpuops_gpu }}"
   register: python_plan
 
 - name: Converge each environment atomically

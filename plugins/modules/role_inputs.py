@@ -12,9 +12,10 @@ module: role_inputs
 short_description: Convert a role's variables once, by its argument specification
 version_added: 0.1.0
 description:
-  - Reads the C(meta/argument_specs.yml) of a role of this collection and publishes every variable it
-    declares, converted to its declared type, as the fact C(__<role>) (keys without the role prefix, so
-    C(os_tuning_reboot) becomes C(__os_tuning.reboot)).
+  - Reads the C(meta/argument_specs.yml) of a role of this collection and returns every variable it
+    declares, converted to its declared type, as RV(inputs) (keys without the role prefix, so
+    C(os_tuning_reboot) becomes C(inputs.reboot)). The collection's roles register the result and set
+    it as the run-only host variable C(__<role>) (C(roles/common/tasks/preflight.yml); never a fact).
   - Ansible validates role variables against the argument spec but hands the role the raw values, so
     C(-e os_tuning_reboot=false) would stay the string C("false"). After this action the role reads only
     the converted values, so C(-e VAR=false) is false for every boolean, C(-e VAR=8) an integer for every
@@ -26,7 +27,7 @@ description:
     against the branch, ranges, module and package names), on the controller, so that they cost
     no round trip to the host of their own.
   - Runs on the controller and changes nothing on the host (with O(gather), it reads facts from it
-    once). The fact is not cached.
+    once; those are real facts, as the setup module's).
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
@@ -41,9 +42,6 @@ options:
     description: Entry point of the role's argument spec.
     type: str
     default: main
-  fact:
-    description: Name of the fact to publish; default C(__<role>).
-    type: str
   platforms:
     description:
       - The platforms the role supports, a mapping of each distribution (C(ansible_distribution)) to the
@@ -57,8 +55,9 @@ options:
     description:
       - Gather first, where this run has not yet, the facts the roles decide on (the setup module's
         C(virtual) subset, which brings C(distribution), C(kernel) and C(python) with it, one round
-        trip to the host, only when one of them is missing), and publish C(gpuops_in_container)
-        (whether the host is a container guest of one of O(container_types)) where it is not set.
+        trip to the host, only when one of them is missing), and return RV(in_container) (the
+        inventory's C(gpuops_in_container) where it sets one, else whether the host is a container
+        guest of one of O(container_types)).
       - The collection's roles gather in this step, so that a role run on its own has its facts and a
         role in C(playbooks/site.yml) evaluates no task for them.
     type: bool
@@ -74,12 +73,10 @@ options:
     version_added: 0.2.0
   platform_vars:
     description:
-      - Also publish the role's per-platform variables as facts, from C(vars/<os_family>.yml), then the
-        first present of C(vars/<distribution>_<major>.yml) and C(vars/<distribution>.yml), each file
-        once, a later file's top-level keys replacing an earlier one's. Their templates are rendered
-        here, with the host's facts.
-      - The collection's roles read their platform variables in this step (one task instead of an
-        C(include_vars) of their own on every run).
+      - Also return RV(platform_files), the role's per-platform variable files that apply to the host -
+        C(vars/<os_family>.yml), then the first present of C(vars/<distribution>_<major>.yml) and
+        C(vars/<distribution>.yml), each file once, in the order C(include_vars) loads them (a later
+        file's top-level keys replace an earlier one's).
     type: bool
     default: false
     version_added: 0.2.0
@@ -105,22 +102,43 @@ EXAMPLES = r"""
 - name: Take the role's inputs, converted by its argument spec, under a name of your own
   gpuops.dlserver.role_inputs:
     role: os_tuning
-    fact: os_tuning_inputs
+  register: os_tuning_inputs
 
 - name: Use them
   ansible.builtin.debug:
-    msg: "reboot allowed: {{ os_tuning_inputs.reboot }}"
+    msg: "reboot allowed: {{ os_tuning_inputs.inputs.reboot }}"
 """
 
 RETURN = r"""
-ansible_facts:
-  description:
-    - The converted variables under the fact name; with O(gather), also the facts it gathered and
-      C(gpuops_in_container) where they were missing; with O(platform_vars), the role's platform
-      variables.
+inputs:
+  description: Every variable of the entry point, converted (keys without the role prefix).
   returned: success
   type: dict
-  sample: {"__os_tuning": {"reboot": false, "kernel_cmdline": ["iommu=pt"]}}
+  sample: {"reboot": false, "kernel_cmdline": ["iommu=pt"]}
+in_container:
+  description: Whether the host is a container guest (with O(gather)).
+  returned: with O(gather)
+  type: bool
+platform_files:
+  description: The role's platform variable files for the host, absolute paths, in load order.
+  returned: with O(platform_vars)
+  type: list
+  elements: str
+plan_current:
+  description:
+    - Whether this run's plan (C(gpuops_plan)) stands for the role - made in this run
+      (C(__common_plan_made_from)), from this run's latest probe (C(__common_probe)) and from the inputs
+      the role sees now; C(roles/common/tasks/gpu.yml) plans again where it does not.
+  returned: entry point C(main)
+  type: bool
+plan_reason:
+  description: Why RV(plan_current) is what it is.
+  returned: entry point C(main)
+  type: str
+ansible_facts:
+  description: The facts O(gather) gathered (the setup module's own), where this run lacked them.
+  returned: with O(gather), when facts were missing
+  type: dict
 problems:
   description: One message per variable of the wrong shape, each naming the variable.
   returned: failure
@@ -135,7 +153,7 @@ from ansible.module_utils.basic import AnsibleModule
 def main():
     module = AnsibleModule(
         argument_spec=dict(role=dict(type='str', required=True), entry_point=dict(type='str', default='main'),
-                           fact=dict(type='str'), platforms=dict(type='dict'), gather=dict(type='bool', default=False),
+                           platforms=dict(type='dict'), gather=dict(type='bool', default=False),
                            container_types=dict(type='list', elements='str'),
                            platform_vars=dict(type='bool', default=False)),
         supports_check_mode=True,

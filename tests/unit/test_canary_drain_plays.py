@@ -36,8 +36,11 @@ def _inventory(gpu_canary=None, k8s_nodes=None, host_vars=None):
                     "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}
 
 
-PLAN = {"name": "Plan the host from fixture facts", "gpuops.dlserver.host_plan": {"gpu": "{{ facts }}",
-                                                                                  "in_container": True}}
+PLAN = {"name": "Plan the host from fixture facts", "gpuops.dlserver.host_plan": {"probe": {"ansible_facts": {"gpuops_gpu": "{{ facts }}"}},
+                                                                                  "in_container": True},
+        "register": "__plan"}
+# as common/tasks/plan.yml does: the plan is a run-only host variable, set from the action's result
+SET_PLAN = {"name": "Set the plan", "ansible.builtin.set_fact": {"gpuops_plan": "{{ __plan.plan }}"}}
 
 
 def _play(playbook, first_names, hosts_default=None):
@@ -48,7 +51,7 @@ def _play(playbook, first_names, hosts_default=None):
     first = [t for t in plays[0]["tasks"] if t.get("name") in first_names]
     assert [t["name"] for t in first] == first_names, "the playbook's first play lost a task"
     batched = next(p for p in plays if "serial" in p)
-    return [{"hosts": plays[0]["hosts"], "gather_facts": False, "tasks": [PLAN] + first},
+    return [{"hosts": plays[0]["hosts"], "gather_facts": False, "tasks": [PLAN, SET_PLAN] + first},
             {"name": "batched", "hosts": batched["hosts"], "gather_facts": False, "serial": batched["serial"],
              "max_fail_percentage": batched["max_fail_percentage"],
              "tasks": [{"name": "batch", "ansible.builtin.debug": {"msg": "BATCH {{ ansible_play_batch | join(',') }}"},

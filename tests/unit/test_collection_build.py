@@ -46,8 +46,8 @@ def test_build_install_and_use(tmp_path):
         "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
         "    - gpuops.dlserver.gpu_facts: {sysfs_root: '%s', nvml: disabled}\n"
         "    - ansible.builtin.assert:\n        that:\n"
-        "          - gpuops_gpu.gpu_count == 8\n"
-        "          - (gpuops_gpu | gpuops.dlserver.gpu_plan).fabric_manager.required\n" % sysfs)
+        "          - ansible_facts.gpuops_gpu.gpu_count == 8\n"
+        "          - (ansible_facts.gpuops_gpu | gpuops.dlserver.gpu_plan).fabric_manager.required\n" % sysfs)
     res = run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook),
                "-e", "ansible_python_interpreter=%s" % sys.executable], env=env_no_checkout, cwd=str(tmp_path))
     assert res.returncode == 0, res.stdout + res.stderr

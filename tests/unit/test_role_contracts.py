@@ -164,10 +164,10 @@ def test_every_role_of_site_is_included_with_its_name_as_tag():
                 assert role in (task.get("tags") or []), "%s: %s has no tag %s" % (name, task.get("name"), role)
                 assert role in ((args.get("apply") or {}).get("tags") or []), \
                     "%s: %s does not apply the tag %s to the role's tasks" % (name, task.get("name"), role)
-                # every play of the playbook sees the same variables: the plan of its first play
-                # is every role's (common/tasks/gpu.yml then evaluates one skipped include)
-                assert (task.get("vars") or {}).get("__common_plan_current") is True, \
-                    "%s: %s does not pass __common_plan_current" % (name, task.get("name"))
+                # the plan of the first play stands for every role (role_inputs says so: plan_current);
+                # no playbook steers it with a flag of its own
+                assert not [k for k in (task.get("vars") or {}) if k.startswith("__common_plan")], \
+                    "%s: %s steers the plan with a flag" % (name, task.get("name"))
                 # host_plan (first play) and role_inputs (each role's first task) check the
                 # variables by the argument spec: Ansible's own check would be one more task
                 assert args.get("rolespec_validate") is False, \
@@ -266,7 +266,7 @@ def test_roles_read_only_their_typed_inputs():
 
 
 # What roles may read of another host: facts the collection publishes, and Ansible's own variables.
-HOSTVARS_KEYS = {"gpuops_plan", "gpuops_gpu", "ansible_host", "ansible_facts", "group_names", "inventory_hostname"}
+HOSTVARS_KEYS = {"gpuops_plan", "__common_probe", "ansible_host", "ansible_facts", "group_names", "inventory_hostname"}
 
 
 def test_no_hostvars_key_that_no_role_declares_in_yaml():
@@ -306,7 +306,7 @@ def test_filters_given_hostvars_read_only_published_keys():
     data = {"ansible_host": "10.0.0.1", "group_names": ["gpu_nodes"], "dcgm_exporter_port": 9500,
             "node_exporter_listen_address": "1.2.3.4:1", "prometheus_target_address": "9.9.9.9",
             "gpuops_plan": {"host": {"scrape_address": None}, "exporters": {}, "roles": {}},
-            "gpuops_gpu": {"gpus": []}, "ansible_facts": {"hostname": "gpu1"}}
+            "__common_probe": {"ansible_facts": {"gpuops_gpu": {"gpus": []}}}, "ansible_facts": {"hostname": "gpu1"}}
     hostvars = {"gpu1": _Recording(data, seen)}
     prometheus_targets(hostvars, ["gpu1"], "gpu_nodes")
     hosts_view(["gpu1"], hostvars)

@@ -22,6 +22,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import probe_of
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_inputs import access_errors
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_tables import (  # noqa: F401  pylint: disable=unused-import
     CHECKSUM_ANNOTATION, COMPATIBILITY, COMPATIBILITY_SOURCE, CORE_RESOURCES, DNS1123_LABEL, DNS1123_SUBDOMAIN,
@@ -309,12 +310,20 @@ def volcano_objects(plan):
 
 # Shared by the volcano filters (plugins/filter/volcano_*.py).
 def hosts_view(hosts, hostvars):
+    """{host: {gpu, facts}} of the GPU hosts to label: ``gpu`` is the GPU facts of the host's probe in
+    this run (``__common_probe``, the registered result of gpu_facts: never a fact from a cache or
+    an earlier run). ValueError names a host without one, and what to do."""
     out = {}
     for host in hosts or []:
         hv = hostvars[host] if host in hostvars else {}
         facts = hv.get('ansible_facts') or {}
+        gpu = probe_of(plain(hv.get('__common_probe')))
+        if gpu is None:
+            raise ValueError('volcano: host %s has no probe in this run (__common_probe, the GPU facts its node labels '
+                             'come from): include %s in the run (playbooks/volcano.yml\'s first play probes every '
+                             'host of the run), or take it out of volcano_gpu_group' % (host, host))
         out[str(host)] = {
-            'gpu': plain(hv.get('gpuops_gpu')) if hv.get('gpuops_gpu') is not None else None,
+            'gpu': gpu,
             'facts': {'hostname': facts.get('hostname'), 'fqdn': facts.get('fqdn'), 'nodename': facts.get('nodename')},
         }
     return out

@@ -83,13 +83,18 @@ def dcgm_scrape(plan, in_group, dcgm_group):
 def host_targets(name, hostvars, groups, dcgm_group):
     """``{node_exporter: {...}, dcgm_exporter: {...}}`` of one host; ValueError names the variable.
 
-    Reads only what the host published in its plan (``gpuops_plan``: ``host.scrape_address``,
-    ``exporters.<name>.listen_address``, ``roles.dcgm_exporter``, from the host's typed inputs),
-    never another role's raw variables; a host without a plan in this run gets the default ports
-    at ``ansible_host`` (else its inventory name).
+    Reads only what the host published in its plan of this run (``gpuops_plan``, a run-only host
+    variable: ``host.scrape_address``, ``exporters.<name>.listen_address``, ``roles.dcgm_exporter``,
+    from the host's typed inputs), never another role's raw variables. A host without a plan in
+    this run fails, naming the host and what is missing: its exporters' ports and scrape address
+    are known only from its plan (a default port would be a guess).
     """
     plan = hostvars.get('gpuops_plan')
-    plan = plan if isinstance(plan, dict) else {}
+    if not isinstance(plan, dict):
+        raise ValueError(
+            'prometheus: host %s has no plan in this run (gpuops_plan, which publishes its scrape address and its '
+            'exporters\' listen addresses): include %s in the run (a --limit that leaves scraped hosts out cannot '
+            'write their targets), or take it out of the scraped groups' % (name, name))
     exporters = plan.get('exporters') if isinstance(plan.get('exporters'), dict) else {}
 
     def listen(exporter):

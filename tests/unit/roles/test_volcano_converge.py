@@ -84,8 +84,8 @@ def start_lab(tmp_path, probed):
     inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local",
                                                  "ansible_python_interpreter": sys.executable}},
                          "children": {"gpu_nodes": {"hosts": {
-                             "gpu-a": {"gpuops_gpu": probed["hgx-h100-8gpu"]["gpu"]},
-                             "cpu-b": {"gpuops_gpu": probed["cpu-only"]["gpu"]}}}}}}
+                             "gpu-a": {"__common_probe": {"ansible_facts": {"gpuops_gpu": probed["hgx-h100-8gpu"]["gpu"]}}},
+                             "cpu-b": {"__common_probe": {"ansible_facts": {"gpuops_gpu": probed["cpu-only"]["gpu"]}}}}}}}}
     (tmp_path / "inv.yml").write_text(yaml.safe_dump(inventory))
     return cluster, server
 

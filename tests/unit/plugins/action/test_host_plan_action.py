@@ -8,7 +8,7 @@ PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
     - gpuops.dlserver.host_plan:
-        gpu: "{{ facts }}"
+        probe: {ansible_facts: {gpuops_gpu: "{{ facts }}"}}
         in_container: true
       register: result
     - ansible.builtin.copy:
@@ -95,12 +95,13 @@ SETTINGS_PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
     - gpuops.dlserver.host_plan:
-        gpu: "{{ facts }}"
+        probe: {ansible_facts: {gpuops_gpu: "{{ facts }}"}}
         in_container: true
         settings_checks: true
+      register: result
     - ansible.builtin.copy:
         dest: "{{ out }}"
-        content: "{{ ansible_facts.gpuops_settings | to_json }}"
+        content: "{{ result.settings | to_json }}"
 """
 
 

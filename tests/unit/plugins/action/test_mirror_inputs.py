@@ -12,17 +12,18 @@ PLAY = """- hosts: localhost
   tasks:
     - gpuops.dlserver.role_inputs:
         role: python_stack
+      register: python_stack
     - gpuops.dlserver.role_inputs:
         role: common
         entry_point: cuda_repo
-        fact: cuda_inputs
+      register: cuda_inputs
     - gpuops.dlserver.host_plan:
-        gpu: "{{ facts }}"
+        probe: {ansible_facts: {gpuops_gpu: "{{ facts }}"}}
         in_container: true
       register: result
     - ansible.builtin.copy:
         dest: "{{ out }}"
-        content: "{{ {'python_stack': __python_stack, 'cuda': cuda_inputs} | to_json }}"
+        content: "{{ {'python_stack': python_stack.inputs, 'cuda': cuda_inputs.inputs} | to_json }}"
 """
 
 

@@ -16,9 +16,10 @@ PLAY = """- hosts: localhost
   tasks:
     - gpuops.dlserver.role_inputs:
         role: os_tuning
+      register: result
     - ansible.builtin.copy:
         dest: "{{ out }}"
-        content: "{{ __os_tuning | to_json }}"
+        content: "{{ result.inputs | to_json }}"
 """
 
 
@@ -49,7 +50,7 @@ def test_a_string_for_a_list_fails_naming_the_variable(run, tmp_path):
 def test_the_driver_checks_the_spec_cannot_make_run_here(tmp_path, run_play):
     """nvidia_driver's value checks (a newline in a path, a range) fail in this controller step,
     naming the variable: the role makes no round trip of its own for them."""
-    play = PLAY.replace("role: os_tuning", "role: nvidia_driver").replace("__os_tuning", "__nvidia_driver")
+    play = PLAY.replace("role: os_tuning", "role: nvidia_driver")
     res = run_play(tmp_path, play, None, json.dumps({"nvidia_driver_status_file": "/etc/gpuops/x.json\nExecStart=/bin/sh",
                                                      "nvidia_driver_reboot_timeout": 5}))
     out = res.stdout + res.stderr
@@ -71,9 +72,9 @@ def test_json_extra_vars_keep_their_types(run, tmp_path):
 
 def test_a_secret_variable_keeps_the_published_fact_out_of_the_output(run, tmp_path):
     play = ("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
-            "    - gpuops.dlserver.role_inputs:\n        role: node_exporter\n"
+            "    - gpuops.dlserver.role_inputs:\n        role: node_exporter\n      register: result\n"
             "    - ansible.builtin.copy:\n        dest: \"{{ out }}\"\n"
-            "        content: \"{{ __node_exporter.basic_auth_users | to_json }}\"\n")
+            "        content: \"{{ result.inputs.basic_auth_users | to_json }}\"\n")
     (tmp_path / "pb.yml").write_text(play)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
@@ -119,13 +120,17 @@ PLATFORM_PLAY = """- hosts: localhost
     - gpuops.dlserver.role_inputs:
         role: %s
         platform_vars: true
+      register: result
+    - ansible.builtin.include_vars:
+        file: "{{ item }}"
+      loop: "{{ result.platform_files | default([]) }}"
     - ansible.builtin.copy:
         dest: "{{ out }}"
         content: "{{ %s | to_json }}"
 """
 
 
-def test_platform_vars_are_published_rendered_and_the_specific_file_wins(tmp_path, run_play):
+def test_platform_files_load_in_order_rendered_and_the_specific_file_wins(tmp_path, run_play):
     res = run_play(tmp_path, PLATFORM_PLAY % ("nvidia_driver", "[__nvidia_driver_backend, __nvidia_driver_distro_branch]"),
                    None)
     assert res.returncode == 0, res.stdout + res.stderr

@@ -43,8 +43,8 @@ def test_every_plugin_of_the_collection_and_ansibles_actions_load():
 def test_a_run_with_the_callback_enabled_says_what_it_loaded(tmp_path):
     (tmp_path / "pb.yml").write_text(
         "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
-        "    - gpuops.dlserver.role_inputs:\n        role: node_exporter\n"
-        "    - ansible.builtin.assert:\n        that: __node_exporter.user == 'node-exp'\n")
+        "    - gpuops.dlserver.role_inputs:\n        role: node_exporter\n      register: result\n"
+        "    - ansible.builtin.assert:\n        that: result.inputs.user == 'node-exp'\n")
     res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-vvv", "-i", "localhost,", "-c", "local",
                           str(tmp_path / "pb.yml"), "-e", "ansible_python_interpreter=%s" % sys.executable],
                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path), check=False,

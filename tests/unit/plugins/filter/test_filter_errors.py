@@ -35,7 +35,7 @@ BAD = {
                             "status_file": "/etc/gpuops/cuda_toolkit.json"}, {}, {}, []), "cuda_toolkit_versions"),
     "cuda_toolkit_nccl": (("libnccl2:\n  Installed: (none)\n", {"packages": ["libnccl2"], "cuda": "12.4\n"}),
                           "cuda_toolkit_nccl"),
-    "canary": ((["gpu-01"], {"gpu-01": {"ansible_facts": {"gpuops_plan": {"roles": "x"}}}}, []), "gpuops_plan"),
+    "canary": ((["gpu-01"], {"gpu-01": {"gpuops_plan": {"roles": "x"}}}, []), "gpuops_plan"),
     "cuda_toolkit_verify": (("not registered results", {}), "cuda_toolkit_verify"),
     "download_failure": (("not a result", {}, "left alone"), "download_failure"),
     "driver_rollback": (("580.95.05", "580.105.08\nreboot", "fail", []), "target driver version"),

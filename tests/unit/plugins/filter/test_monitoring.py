@@ -44,7 +44,7 @@ def test_node_exporter_plan_takes_what_the_host_read():
 
 
 def test_prometheus_targets_from_hostvars():
-    hostvars = {"gpu1": {"ansible_host": "10.0.0.1", "group_names": ["gpu_nodes"]},
+    hostvars = {"gpu1": {"ansible_host": "10.0.0.1", "group_names": ["gpu_nodes"], "gpuops_plan": {}},
                 "cpu1": {"ansible_host": "10.0.0.2", "group_names": ["cpu_nodes"],
                          "gpuops_plan": {"roles": {"dcgm_exporter": {"run": False, "reason": "no GPU"}}}}}
     result = FILTERS["prometheus_targets"](hostvars, ["gpu1", "cpu1"], "gpu_nodes")

@@ -32,10 +32,11 @@ PLAYBOOK = """
   tasks:
     - gpuops.dlserver.role_inputs:
         role: volcano
+      register: result
     - ansible.builtin.copy:
         dest: "{{ out }}"
         content: >-
-          {{ __volcano | gpuops.dlserver.volcano_plan(cluster_info, nodes, [], [], groups['gpu_nodes'], hostvars)
+          {{ result.inputs | gpuops.dlserver.volcano_plan(cluster_info, nodes, [], [], groups['gpu_nodes'], hostvars)
              | to_json }}
 """
 
@@ -49,8 +50,8 @@ def _run(tmp_path, probed, extra=None):
     inventory = {'all': {'hosts': {'localhost': {'ansible_connection': 'local',
                                                  'ansible_python_interpreter': sys.executable}},
                          'children': {'gpu_nodes': {'hosts': {
-                             'gpu-a.example.internal': {'gpuops_gpu': probed['hgx-h100-8gpu']['gpu']},
-                             'cpu-b': {'gpuops_gpu': probed['cpu-only']['gpu']}}}}}}
+                             'gpu-a.example.internal': {'__common_probe': {'ansible_facts': {'gpuops_gpu': probed['hgx-h100-8gpu']['gpu']}}},
+                             'cpu-b': {'__common_probe': {'ansible_facts': {'gpuops_gpu': probed['cpu-only']['gpu']}}}}}}}}
     (tmp_path / 'inv.yml').write_text(yaml.safe_dump(inventory))
     (tmp_path / 'play.yml').write_text(PLAYBOOK)
     variables = {
