@@ -176,8 +176,9 @@ class ActionModule(ActionBase):
             current, why = plan_current(task_vars.get('__common_plan_made_from'), run_id(),
                                         probe_of(task_vars.get('__common_probe')), role.lstrip('_'), converted)
             result.update(plan_current=current, plan_reason=why)
-        if any(isinstance(spec, dict) and spec.get('no_log') for spec in options.values()):
-            # A secret (no_log: true in the argument spec) is among the values: keep the
-            # result out of the output.
+        # A secret (no_log: true in the argument spec) is among the values: keep the result out of
+        # the output, and say so, for the task that sets the values (common's preflight.yml)
+        result['secret'] = any(isinstance(spec, dict) and spec.get('no_log') for spec in options.values())
+        if result['secret']:
             result['_ansible_no_log'] = True
         return result

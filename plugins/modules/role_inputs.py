@@ -131,6 +131,10 @@ plan_current:
       the role sees now; C(roles/common/tasks/gpu.yml) plans again where it does not.
   returned: entry point C(main)
   type: bool
+secret:
+  description: Whether the entry point declares a secret (C(no_log)); the result is then kept out of the output.
+  returned: success
+  type: bool
 plan_reason:
   description: Why RV(plan_current) is what it is.
   returned: entry point C(main)

@@ -71,10 +71,12 @@ def test_json_extra_vars_keep_their_types(run, tmp_path):
 
 
 def test_a_secret_variable_keeps_the_published_fact_out_of_the_output(run, tmp_path):
+    # common's preflight.yml as every role runs it: the action, then the set_fact of __node_exporter
     play = ("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
-            "    - gpuops.dlserver.role_inputs:\n        role: node_exporter\n      register: result\n"
+            "    - ansible.builtin.include_role:\n        name: gpuops.dlserver.common\n"
+            "        tasks_from: preflight.yml\n      vars:\n        __common_role: node_exporter\n"
             "    - ansible.builtin.copy:\n        dest: \"{{ out }}\"\n"
-            "        content: \"{{ result.inputs.basic_auth_users | to_json }}\"\n")
+            "        content: \"{{ __node_exporter.basic_auth_users | to_json }}\"\n")
     (tmp_path / "pb.yml").write_text(play)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
