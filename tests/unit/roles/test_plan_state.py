@@ -122,3 +122,47 @@ def test_a_computed_name_given_with_extra_vars_is_refused(tmp_path, name):
     text = res.stdout + res.stderr
     assert res.returncode != 0 and out is None
     assert "%s given as extra variables (-e)" % name in text, text[-3000:]
+
+
+ROLE_PLAY = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: gpuops.dlserver.common
+        tasks_from: gpu.yml
+    - name: A role's preflight after the plan of the run (as every role of site.yml starts)
+      ansible.builtin.include_role:
+        name: gpuops.dlserver.common
+        tasks_from: preflight.yml
+      vars:
+        __common_role: node_exporter
+%s    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ {'current': __common_preflight.plan_current, 'reason': __common_preflight.plan_reason} | to_json }}"
+"""
+PARAMETER = """    - name: The same role with a parameter of its own (a role parameter the plan was not made from)
+      ansible.builtin.include_role:
+        name: gpuops.dlserver.common
+        tasks_from: preflight.yml
+      vars:
+        __common_role: node_exporter
+        node_exporter_listen_address: "127.0.0.1:9101"
+"""
+
+
+@pytest.mark.parametrize("extra,want", [("", True), (PARAMETER, False)], ids=["same-inputs", "role-parameter"])
+def test_the_plan_stands_for_a_role_with_the_same_inputs_not_for_other_inputs(tmp_path, extra, want):
+    sysfs = _tree(tmp_path, "sys8")
+    (tmp_path / "pb.yml").write_text(ROLE_PLAY % extra)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1", ANSIBLE_INJECT_FACT_VARS="False")
+    out = tmp_path / "role.json"
+    res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                          str(tmp_path / "pb.yml"), "-e", "ansible_python_interpreter=%s" % sys.executable,
+                          "-e", "out=%s" % out, "-e", json.dumps({"gpuops_sysfs_root": sysfs, "gpuops_nvml": "disabled"})],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    got = json.loads(out.read_text())
+    assert got["current"] is want, got
+    if not want:
+        assert got["reason"] == "the plan was made from other inputs of node_exporter than this role sees"
