@@ -14,8 +14,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, to_bool
 
@@ -53,9 +51,6 @@ OPTIONS = {
     'cuda_versions': {'type': 'strings', 'default': None, 'variable': 'cuda_toolkit_versions'},
 }
 
-_BRANCH_RE = re.compile(r'[rR]?(\d{3,4})')
-
-
 def variable(option):
     return OPTIONS[option]['variable']
 
@@ -74,28 +69,17 @@ def error(code, option, message):
 
 
 def parse_branch(value, name='driver_branch'):
-    """Return a driver branch as an int (580 from 580, '580' or 'R580'); None stays None."""
+    """Return a driver branch as an int (580 from 580, '580' or 'R580'); None stays None
+    (``core/versions.driver_branch``, the collection's one branch parser)."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        pass  # bool is an int subclass; never a branch
-    elif isinstance(value, int):
-        if 100 <= value <= 9999:
-            return value
-    elif isinstance(value, str):
-        match = _BRANCH_RE.fullmatch(value.strip())
-        if match:
-            return int(match.group(1))
-    raise ValueError("plan option '%s' (variable %s) must be a driver branch number such as 580 "
-                     "(an integer or a string of 3-4 digits, optionally prefixed with R), got %r"
-                     % (name, variable(name), value))
+    return versions.driver_branch(value, "plan option '%s' (variable %s)" % (name, variable(name)))
 
 
 def branch_of_version(version):
-    """Driver branch (int) of a driver version string ('580.95.05' -> 580); None when unknown."""
-    if version is None:
-        return None
-    return versions.branch(re.sub(r'^\d+:', '', str(version).strip()))
+    """Driver branch (int) of a driver or package version ('580.95.05', '1:580.95.05-1' -> 580); None when
+    it is none (``core/versions.branch``)."""
+    return versions.branch(version)
 
 
 def validate_plan_options(options):
@@ -134,11 +118,11 @@ def validate_plan_options(options):
                                  % (name, spec['variable'], value))
             result[name] = list(value)
         elif spec['type'] == 'version':
-            text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ''
-            if text and branch_of_version(text) is None:
-                raise ValueError("plan option '%s' (variable %s) must be a driver version such as 580.95.05, got %r"
-                                 % (name, spec['variable'], value))
-            result[name] = text or None
+            if value == '':
+                result[name] = None
+            else:
+                versions.driver_version(value, "plan option '%s' (variable %s)" % (name, spec['variable']))
+                result[name] = value
         else:
             if not isinstance(value, str) or value.strip().lower() not in spec['choices']:
                 raise ValueError("plan option '%s' (variable %s) must be one of %s, got %r"
