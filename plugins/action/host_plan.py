@@ -63,7 +63,7 @@ class ActionModule(ActionBase):
     """Convert every role's inputs (failing on any bad one, naming it) and compute the plan."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('gpu', 'in_container', 'source_branches', 'strict', 'plan', 'settings_checks'))
+    _VALID_ARGS = frozenset(('gpu', 'in_container', 'strict', 'plan', 'settings_checks'))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -121,13 +121,14 @@ class ActionModule(ActionBase):
             in_container = to_bool('in_container', args.get('in_container', False))
             strict = to_bool('strict', args.get('strict', True))
             settings = None
+            # the host's platform: the driver branches its source carries (packages/driver_branches.py)
+            facts = task_vars.get('ansible_facts') or {}
+            platform = {'distribution': facts.get('distribution'), 'major': facts.get('distribution_major_version')}
             if to_bool('settings_checks', args.get('settings_checks', False)):
                 # the read-only probe: every role's own settings checks, reported, never failing here
-                facts = task_vars.get('ansible_facts') or {}
-                settings = settings_report(inputs, {'distribution': facts.get('distribution'),
-                                                    'major': facts.get('distribution_major_version')})
+                settings = settings_report(inputs, platform)
             current = plain(args.get('plan'))
-            if current and args.get('source_branches') is None and same_inputs(current, inputs, in_container):
+            if current and same_inputs(current, inputs, in_container, platform):
                 # computed once per run: the plan of these inputs exists already
                 result.update(changed=False, plan=current, computed=False)
                 if settings is not None:
@@ -136,8 +137,8 @@ class ActionModule(ActionBase):
                 return result
             address = (inputs.get('prometheus') or {}).get('target_address') or \
                 task_vars.get('ansible_host') or task_vars.get('inventory_hostname')
-            plan = build_host_plan(plain(args.get('gpu')), inputs, in_container,
-                                   plain(args.get('source_branches')), str(address) if address else None)
+            plan = build_host_plan(plain(args.get('gpu')), inputs, in_container, platform,
+                                   str(address) if address else None)
         except (InputError, ValueError) as exc:
             result.update(failed=True, msg='gpuops.dlserver.host_plan: %s' % exc)
             return result

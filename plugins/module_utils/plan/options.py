@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, to_bool
 
@@ -23,6 +25,9 @@ ROLES = (
 )
 
 _CHOICES_AUTO = ('auto', 'enabled', 'disabled')
+# ansible_facts.distribution (Debian, Ubuntu, RedHat, Rocky, ...) and distribution_major_version
+_NAME = re.compile(r'[A-Za-z][A-Za-z0-9_.-]{0,63}')
+_MAJOR = re.compile(r'[0-9]{1,4}')
 
 # Options of build_plan(): type, default, choices, and the public role variable a user
 # changes to set it (named in every error message).
@@ -44,8 +49,14 @@ OPTIONS = {
     'driver_adopt': {'type': 'bool', 'default': False, 'variable': 'nvidia_driver_adopt'},
     'toolkit_adopt': {'type': 'bool', 'default': False, 'variable': 'nvidia_container_toolkit_adopt'},
     'dcgm_adopt': {'type': 'bool', 'default': False, 'variable': 'dcgm_exporter_adopt'},
+    # The host's platform (ansible_facts): with driver_source it picks the branches the source
+    # carries from the collection's table (packages/driver_branches.py) - the branch in one pass.
+    'distribution': {'type': 'name', 'default': None, 'variable': 'ansible_facts.distribution'},
+    'distribution_major': {'type': 'major', 'default': None, 'variable': 'ansible_facts.distribution_major_version'},
+    # Overrides the table (the gpu_plan filter's users; the roles never pass it).
     'source_branches': {'type': 'branches', 'default': None,
-                        'variable': 'the branches the driver source carries (nvidia_driver_source)'},
+                        'variable': 'the branches the driver source carries (default: the table of '
+                                    'packages/driver_branches.py for distribution and nvidia_driver_source)'},
     'strict': {'type': 'bool', 'default': True, 'variable': 'the strict option of the gpu_plan filter'},
     'cuda_without_gpu': {'type': 'bool', 'default': False, 'variable': 'cuda_toolkit_without_gpu'},
     'cuda_versions': {'type': 'strings', 'default': None, 'variable': 'cuda_toolkit_versions'},
@@ -112,6 +123,14 @@ def validate_plan_options(options):
                 raise ValueError("plan option '%s' (%s) must be a list of driver branches, got %r"
                                  % (name, spec['variable'], value))
             result[name] = sorted(set(parse_branch(item, name) for item in value))
+        elif spec['type'] in ('name', 'major'):
+            text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+            pattern = _NAME if spec['type'] == 'name' else _MAJOR
+            if not isinstance(text, str) or not pattern.fullmatch(text):
+                raise ValueError("plan option '%s' (%s) must be %s, got %r"
+                                 % (name, spec['variable'], 'a distribution name such as Debian'
+                                    if spec['type'] == 'name' else 'a major version such as 12', value))
+            result[name] = text
         elif spec['type'] == 'strings':
             if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
                 raise ValueError("plan option '%s' (variable %s) must be a list of strings, got %r"
