@@ -108,8 +108,8 @@ plan:
       where the branch came from - C(nvidia_driver_branch), C(nvidia_driver_version), C(installed),
       C(newest_supported) (the newest branch every GPU supports that the source carries, by the table of
       C(plugins/module_utils/packages/driver_branches.py) for the host's C(ansible_facts.distribution),
-      C(distribution_major_version) and C(nvidia_driver_source): the branch is decided in one pass),
-      C(source) (left open: the table has no row for the platform or source) or C(none).
+      C(distribution_major_version) and C(nvidia_driver_source), so the branch is decided in one pass),
+      C(source) (left open, the table having no row for the platform or source) or C(none).
   returned: success, and on a conflict
   type: dict
 computed:
