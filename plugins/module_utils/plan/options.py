@@ -62,6 +62,7 @@ OPTIONS = {
     'cuda_versions': {'type': 'strings', 'default': None, 'variable': 'cuda_toolkit_versions'},
 }
 
+
 def variable(option):
     return OPTIONS[option]['variable']
 
