@@ -74,8 +74,7 @@ class ActionModule(ActionBase):
     """Convert every role's inputs (failing on any bad one, naming it) and compute the plan."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('probe', 'in_container', 'source_branches', 'strict', 'plan', 'made_from',
-                             'settings_checks'))
+    _VALID_ARGS = frozenset(('probe', 'in_container', 'strict', 'plan', 'made_from', 'settings_checks'))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -141,11 +140,12 @@ class ActionModule(ActionBase):
             in_container = to_bool('in_container', args.get('in_container', False))
             strict = to_bool('strict', args.get('strict', True))
             settings = None
+            # the host's platform: the driver branches its source carries (packages/driver_branches.py)
+            facts = task_vars.get('ansible_facts') or {}
+            platform = {'distribution': facts.get('distribution'), 'major': facts.get('distribution_major_version')}
             if to_bool('settings_checks', args.get('settings_checks', False)):
                 # the read-only probe: every role's own settings checks, reported, never failing here
-                facts = task_vars.get('ansible_facts') or {}
-                settings = settings_report(inputs, {'distribution': facts.get('distribution'),
-                                                    'major': facts.get('distribution_major_version')})
+                settings = settings_report(inputs, platform)
             # the GPU facts of this run's probe (the registered result of gpu_facts, __common_probe):
             # never a fact from a cache or an earlier run
             probe = probe_of(plain(args.get('probe')))
@@ -155,15 +155,13 @@ class ActionModule(ActionBase):
             this_run = run_id()
             current = plain(args.get('plan'))
             record = plain(args.get('made_from'))
-            if current and args.get('source_branches') is None and plan_current(record, this_run, probe)[0] \
-                    and same_inputs(current, inputs, in_container):
+            if current and plan_current(record, this_run, probe)[0] and same_inputs(current, inputs, in_container, platform):
                 # computed once per run: the plan of this probe and these inputs exists already
                 result.update(changed=False, plan=current, made_from=record, computed=False, settings=settings)
                 return result
             address = (inputs.get('prometheus') or {}).get('target_address') or \
                 task_vars.get('ansible_host') or task_vars.get('inventory_hostname')
-            plan = build_host_plan(probe, inputs, in_container,
-                                   plain(args.get('source_branches')), str(address) if address else None)
+            plan = build_host_plan(probe, inputs, in_container, platform, str(address) if address else None)
         except (InputError, ValueError) as exc:
             result.update(failed=True, msg='gpuops.dlserver.host_plan: %s' % exc)
             return result

@@ -67,9 +67,11 @@ options:
             (Kepler up to 470; Maxwell, Pascal, Volta up to 580; Ada and Hopper from 525; Blackwell
             from 570; open kernel modules from 515).
           - When not set, the branch of O(options.driver_version); else the branch of the loaded driver, kept
-            (unless O(options.driver_upgrade)); else the newest of O(options.source_branches) that every GPU
-            supports; with no O(options.source_branches) the branch is left to the source (C(null), with
-            C(driver.branch.from=source) and the range).
+            (unless O(options.driver_upgrade)); else the newest branch every GPU supports that the driver
+            source carries - O(options.source_branches), else the collection's table
+            (C(plugins/module_utils/packages/driver_branches.py)) for O(options.distribution),
+            O(options.distribution_major) and O(options.driver_source); with neither the branch is left
+            open (C(null), with C(driver.branch.from=source) and the range).
           - Role variable C(nvidia_driver_branch).
         type: raw
       driver_version:
@@ -80,13 +82,32 @@ options:
         type: str
       driver_upgrade:
         description:
-          - Move off the loaded driver's branch to the newest one of O(options.source_branches) the GPUs support.
+          - Move off the loaded driver's branch to the newest one the source carries that the GPUs support.
           - Role variable C(nvidia_driver_upgrade).
         type: bool
         default: false
+      driver_source:
+        description:
+          - Where the driver comes from, V(distro) or V(cuda_repo); with O(options.distribution) it picks
+            the branches the source carries.
+          - Role variable C(nvidia_driver_source).
+        type: str
+        choices: [distro, cuda_repo]
+        default: distro
+      distribution:
+        description:
+          - The host's C(ansible_facts.distribution) (V(Debian), V(Ubuntu), V(RedHat), V(Rocky)); with
+            O(options.distribution_major) and O(options.driver_source) it picks the branches the driver
+            source carries from the collection's table. The C(host_plan) action passes the host's facts.
+        type: str
+      distribution_major:
+        description:
+          - The host's C(ansible_facts.distribution_major_version) (V(12), V(24), V(9)).
+        type: str
       source_branches:
         description:
-          - The driver branches the driver source carries (the C(nvidia_driver) role passes its source's).
+          - The driver branches the driver source carries, instead of the collection's table (to ask
+            what the plan would be with another source). The roles never set it.
         type: list
         elements: raw
       mig:

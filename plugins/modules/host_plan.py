@@ -54,21 +54,12 @@ options:
     description: The host is a container guest (C(gpuops_in_container)).
     type: bool
     default: false
-  source_branches:
-    description:
-      - The driver branches the driver source carries. With them the plan picks the driver branch
-        where nothing else decides it (no C(nvidia_driver_branch) or C(nvidia_driver_version), no
-        installed driver, or C(nvidia_driver_upgrade)); without them the plan leaves the branch to the
-        source (C(driver.branch.from=source)) and the C(nvidia_driver) role plans again with them.
-    type: list
-    elements: raw
   plan:
     description:
       - The plan computed earlier in the run (C(gpuops_plan)). When O(made_from) says it was made in
-        this run from the same probe, and it was computed from the same typed inputs (and no
-        O(source_branches) are given), it is returned as it is (C(computed=false)) - the plan is
-        computed once per run, and again only after a probe that differs or for a role that sees other
-        inputs (role parameters).
+        this run from the same probe, and it was computed from the same typed inputs and platform,
+        it is returned as it is (C(computed=false)) - the plan is computed once per run, and again
+        only after a probe that differs or for a role that sees other inputs (role parameters).
     type: dict
   made_from:
     description: What O(plan) was made from (C(__common_plan_made_from), RV(made_from) of the call that made it).
@@ -126,7 +117,10 @@ plan:
     - The host's plan (the shape the C(gpuops.dlserver.gpu_plan) filter returns; C(docs/hardware-gating.md)),
       plus C(exporters.<name>.listen_address) and C(host.scrape_address). C(driver.branch.from) says
       where the branch came from - C(nvidia_driver_branch), C(nvidia_driver_version), C(installed),
-      C(newest_supported), C(source) (left to the source) or C(none).
+      C(newest_supported) (the newest branch every GPU supports that the source carries, by the table of
+      C(plugins/module_utils/packages/driver_branches.py) for the host's C(ansible_facts.distribution),
+      C(distribution_major_version) and C(nvidia_driver_source), so the branch is decided in one pass),
+      C(source) (left open, the table having no row for the platform or source) or C(none).
   returned: success, and on a conflict
   type: dict
 computed:
@@ -160,7 +154,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(gpu=dict(type='dict', required=True), in_container=dict(type='bool', default=False),
                            plan=dict(type='dict'),
-                           source_branches=dict(type='list', elements='raw'), strict=dict(type='bool', default=True),
+                           strict=dict(type='bool', default=True),
                            settings_checks=dict(type='bool', default=False)),
         supports_check_mode=True,
     )

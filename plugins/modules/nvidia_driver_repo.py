@@ -123,7 +123,6 @@ EXAMPLES = r"""
       codename: bookworm
       running_kernel: "{{ ansible_facts['kernel'] }}"
       distro_branch: "535"
-      default_branch: {distro: "535", cuda_repo: "580"}
       packages:
         distro:
           current:

@@ -29,9 +29,9 @@ description:
     controller (RV(asked_host) false), so a no-op run of C(playbooks/site.yml) asks each host once,
     not once per role. The digests are kept in the fact C(__gpuops_status_files) with the run
     they belong to; a later run does not trust them.
-  - A plan that leaves the driver branch to the driver source (C(driver.branch.from) is
-    C(source)) is not recorded; the C(gpuops.dlserver.nvidia_driver) role plans it again with the
-    branches its source carries, and its status step records that plan.
+  - A plan that leaves the driver branch open (C(driver.branch.from) is C(source) - the branches
+    of the driver source are not known for the host's platform) is not recorded; the
+    C(gpuops.dlserver.nvidia_driver) role refuses such a plan, naming C(nvidia_driver_branch).
   - Only a plan that was accepted is recorded - a plan that runs the C(gpuops.dlserver.nvidia_driver)
     role is recorded once that role has chosen the driver to install in this run (O(driver_target)),
     so a run refused before it acted (a branch the source does not carry) leaves the record as it was.

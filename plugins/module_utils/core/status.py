@@ -216,8 +216,9 @@ def plan_record_decision(plan, driver_target=None):
     """``{record, reason}``: whether /etc/gpuops/plan.json records ``plan`` now.
 
     Only a plan that was accepted is recorded (issue 34: a run that failed before it acted wrote
-    its refused ``driver_branch: 5800``): not a plan that leaves the driver branch to the driver
-    source (the nvidia_driver role plans it again with its source's branches), and not a plan
+    its refused ``driver_branch: 5800``): not a plan that leaves the driver branch open (``from:
+    source``: the branches of the driver source are not known for the host's platform,
+    packages/driver_branches.py - the driver role refuses it), and not a plan
     that runs the driver role before that role has read the host and its repositories in this
     run and chosen the version to install (``driver_target``, the ``target`` of its
     ``nvidia_driver_repo`` resolve; None or '' when it has not). site.yml's first play and the
@@ -229,8 +230,8 @@ def plan_record_decision(plan, driver_target=None):
     if not isinstance(plan, dict):
         raise StatusError("plan: must be the host plan (a dict), got %r" % (plan,))
     if dig(plan, "driver", "branch", "from") == "source":
-        return {"record": False, "reason": "the plan leaves the driver branch to the driver source: the "
-                                           "nvidia_driver role plans it again and records it"}
+        return {"record": False, "reason": "the plan leaves the driver branch open (the driver source's "
+                                           "branches are not known for this platform)"}
     if dig(plan, "roles", "nvidia_driver", "run") is True and not driver_target:
         return {"record": False, "reason": "the nvidia_driver role has not accepted the plan in this run (it has "
                                            "not chosen the driver to install): recorded by its status step"}

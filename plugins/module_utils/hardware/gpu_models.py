@@ -27,6 +27,8 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
+
 DEFAULT_PCI_IDS_PATHS = (
     "/usr/share/misc/pci.ids",
     "/usr/share/hwdata/pci.ids",
@@ -226,7 +228,6 @@ DRIVER_FLOORS = {
     0x2C02: ("570.86.16", "570.86.16"),  # GeForce RTX 5080
     0x2C05: ("570.123.01", "570.123.01"),  # GeForce RTX 5070 Ti
 }
-_FLOOR_VERSION_RE = re.compile(r"(\d+)\.\d+(?:\.\d+)?\Z")
 
 
 def driver_floor(device_id):
@@ -239,11 +240,11 @@ def driver_floor(device_id):
     if floor is None:
         return None
     version, tag = floor
-    if _FLOOR_VERSION_RE.match(tag):
+    if versions.driver_version_or_none(tag):
         source = "%s %s README.md, Compatible GPUs" % (OPEN_GPU_README, tag)
     else:
         source = tag
-    return {"version": version, "branch": int(_FLOOR_VERSION_RE.match(version).group(1)), "source": source}
+    return {"version": version, "branch": versions.driver_version(version, "DRIVER_FLOORS")["branch"], "source": source}
 
 
 # NVSwitch PCI ids (class 0x0680). No Blackwell-era (NVLink 5) switch id could be

@@ -24,6 +24,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import quote_arg as systemd_quote
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_inputs, dcgm_packages
 
@@ -209,10 +210,7 @@ def decide_cuda_major(requested, gpu):
             return {'value': major, 'reason': 'the loaded driver supports CUDA %s' % cuda}
     version = driver.get('version')
     if version:
-        try:
-            branch = int(str(version).split('.', 1)[0])
-        except ValueError:
-            branch = None
+        branch = versions.branch(version)
         if branch is not None:
             for major, low in CUDA_MIN_BRANCH:
                 if branch >= low:

@@ -56,6 +56,10 @@ def resolve(p, host):
     pk = repo.choose_packages(plat['packages'], inp, plan, facts)
     if pk['problems']:
         raise Failure('; '.join(pk['problems']))
+    if not branch:
+        # the plan left it open: no row of packages/driver_branches.py for this platform and source
+        raise Failure('the plan chose no driver branch: %s. Set nvidia_driver_branch'
+                      % plan['driver']['branch'].get('reason'))
     lock = dh.check_dpkg(host, p['lock_timeout']) if backend == 'apt' else {'waited': 0}
     index = dh.refresh_index(host, host.module.check_mode) if backend == 'apt' else None
     url, key = cuda_key(p['cuda'], pk['cuda_needed'])

@@ -27,11 +27,11 @@ __metaclass__ = type
 import re
 import shlex
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions as driver_versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import reboot as reboot_utils
 
-VERSION_RE = re.compile(r'([0-9]+:)?[0-9]{3,4}\.[0-9]+(\.[0-9]+)?(-[A-Za-z0-9.+~]+)?')
 URL_RE = re.compile(r'(https?|file)://\S+')
 PACKAGE_RE = re.compile(r'[a-z0-9][a-z0-9.+-]+')
 MODULE_RE = re.compile(r'[a-z0-9_-]+')
@@ -45,19 +45,22 @@ NVLSM_MODULES = ['ib_umad']
 # --------------------------------------------------------------------------- versions
 
 # Package ordering is packages/pkgversion.py's (dpkg and RPM); these names stay for the callers.
+# Driver versions and branches are parsed by core/versions.py (driver_version, driver_branch) only.
 split_version = pkgversion.split_version
 compare_versions = pkgversion.dpkg_compare
 sort_desc = pkgversion.sort_desc
 
 
 def upstream_of(version):
-    """The driver version inside a package version: 535.261.03 of 535.261.03-1~deb12u1."""
-    return split_version(version)[1]
+    """The driver version inside a package version: 535.261.03 of 535.261.03-1~deb12u1 ('' when
+    ``version`` is no driver version)."""
+    parsed = driver_versions.driver_version_or_none(version)
+    return parsed['upstream'] if parsed else ''
 
 
 def branch_of(version):
-    match = re.match(r'^(\d+)', upstream_of(version))
-    return int(match.group(1)) if match else None
+    """The driver branch of a (package) version: 535 of 1:535.261.03-1~deb12u1; None when it is none."""
+    return driver_versions.branch(version)
 
 
 def summarise(versions, versioned, branch, backend='apt'):
@@ -69,7 +72,8 @@ def summarise(versions, versioned, branch, backend='apt'):
     for name, found in versions.items():
         per = {}
         for version in sort_desc(found, backend):
-            per.setdefault(upstream_of(version), version)
+            if upstream_of(version):
+                per.setdefault(upstream_of(version), version)
         full[name] = per
     branches = set()
     for name in versioned:
@@ -99,18 +103,19 @@ def input_problems(inp):
                         % (name, ' (or "")' if allow_empty else '', value))
 
     version = inp.get('version') or ''
-    if version and not VERSION_RE.fullmatch(version):
+    parsed = driver_versions.driver_version_or_none(version)
+    if version and parsed is None:
         problems.append('nvidia_driver_version must be a driver version such as 580.95.05 or a package '
-                        'version such as 580.95.05-1, got "%s"' % version)
-    branch = normalise_branch(inp.get('branch'))
-    if branch is not None and not branch.isdigit():
-        problems.append('nvidia_driver_branch must be a branch number such as 580 or "R580", got "%s"'
-                        % inp.get('branch'))
-    elif version and VERSION_RE.fullmatch(version) and branch is not None \
-            and str(branch_of(re.sub(r'^\d+:', '', version))) != branch:
+                        'version such as 580.95.05-1, got %r' % (version,))
+    raw_branch = inp.get('branch')
+    branch = driver_versions.driver_branch_or_none(raw_branch)
+    if raw_branch not in (None, '') and branch is None:
+        problems.append('nvidia_driver_branch must be a branch number such as 580 or "R580", got %r'
+                        % (raw_branch,))
+    elif parsed is not None and branch is not None and parsed['branch'] != branch:
         problems.append('nvidia_driver_version %s belongs to branch %s, not to nvidia_driver_branch %s: set one '
                         'of them to match the other (or leave the branch unset)'
-                        % (version, branch_of(re.sub(r'^\d+:', '', version)), inp.get('branch')))
+                        % (version, parsed['branch'], raw_branch))
     power = inp.get('power_limit_watts')
     if power is not None and not 50 <= power <= 2000:
         problems.append('nvidia_driver_power_limit_watts must be between 50 and 2000 W (or null), got %s' % power)
@@ -140,13 +145,6 @@ def input_problems(inp):
     return problems
 
 
-def normalise_branch(value):
-    """'580' of 580, '580', 'R580'; None when unset."""
-    if value in (None, ''):
-        return None
-    return re.sub(r'^[Rr]', '', str(value).strip())
-
-
 # --------------------------------------------------------------------------- packages
 
 def fabric_manager_packages(distribution, source, branch):
@@ -158,7 +156,7 @@ def fabric_manager_packages(distribution, source, branch):
     module streams below 580. Ubuntu's own archive keeps the suffix on every branch (source
     package fabric-manager-<branch> builds nvidia-fabricmanager-<branch>, R580 included).
     """
-    number = int(branch) if str(branch).isdigit() else 0
+    number = driver_versions.driver_branch_or_none(branch) or 0
     if source == 'distro' and distribution == 'Ubuntu':
         return {'value': ['nvidia-fabricmanager-%s' % branch],
                 'reason': "Ubuntu's archive names Fabric Manager nvidia-fabricmanager-<branch>"}
@@ -279,7 +277,9 @@ def decide(request, versions, installed):
     ``installed``: {package: {version, held}}.
     """
     branch = str(request.get('branch') or '')
-    wanted = re.sub(r'^\d+:', '', request.get('version') or '')
+    # the user's version without its epoch: 580.95.05, or the package version 580.95.05-1
+    asked = driver_versions.driver_version_or_none(request.get('version'))
+    wanted = '' if asked is None else asked['upstream'] + ('-' + asked['revision'] if asked['revision'] else '')
     versioned = list(request.get('versioned') or [])
     fm = list(request.get('fabric_manager') or [])
     repo = request.get('repo_text') or 'the repository'
@@ -291,7 +291,7 @@ def decide(request, versions, installed):
     have = installed.get(first, {}).get('version') if first else None
     have_up = upstream_of(have) if have else ''
     if wanted:
-        target = upstream_of(wanted) if '-' in wanted else wanted
+        target = asked['upstream']
     elif have_up and str(branch_of(have_up)) == branch and not request.get('upgrade'):
         target = have_up
     else:

@@ -19,6 +19,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import branch_of_version
 
 # Who installed the driver.
@@ -33,8 +34,6 @@ UNKNOWN = 'unknown'
 SOURCES = ('cuda_repo', 'distro')
 ORIGINS = ('cuda_repo', 'distro', 'other')
 ACTIONS = ('install', 'manage', 'adopt', 'leave')
-# A driver package's version: [epoch:]upstream[-revision] (dpkg) or upstream[-release] (rpm).
-_PACKAGE_VERSION = re.compile(r'(?:\d+:)?(\d{3,4}(?:\.\d+){1,2})(?:-[A-Za-z0-9.+~_]+)?')
 
 
 class AdoptError(ValueError):
@@ -63,14 +62,15 @@ def installed_driver(packages, loaded_version=None):
     found = []
     for name in sorted(packages):
         version = packages[name]
-        match = _PACKAGE_VERSION.fullmatch(version) if isinstance(version, str) else None
-        if not match:
+        # a driver package's version: [epoch:]upstream[-revision] (dpkg) or upstream[-release] (rpm)
+        parsed = versions.driver_version_or_none(version)
+        if parsed is None:
             raise AdoptError('adopt: package %s has no driver version (%r)' % (name, version))
-        found.append(match.group(1))
+        found.append(parsed)
     if not found:
         return {'version': None, 'branch': None, 'loaded': False}
-    newest = sorted(found, key=lambda v: [int(p) if p.isdigit() else 0 for p in v.split('.')])[-1]
-    return {'version': newest, 'branch': branch_of_version(newest), 'loaded': False}
+    newest = sorted(found, key=lambda parsed: parsed['numbers'])[-1]
+    return {'version': newest['upstream'], 'branch': newest['branch'], 'loaded': False}
 
 
 def driver_owner(evidence, source):

@@ -19,6 +19,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.capabilit
     int_or_none,
     open_capable,
 )
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_branches
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import adopt, driver_branch
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import branch_of_version, error
 
@@ -67,11 +68,12 @@ def decide_driver(ctx):
         branch = {'value': opts['driver_branch'], 'from': driver_branch.FROM_NONE, 'min': None, 'max': None,
                   'min_version': None, 'reason': 'no driver is installed on this host, so the branch is not checked'}
     else:
+        available = source_branches(opts)
         choice = driver_branch.choose(
             requested=opts['driver_branch'], version=opts['driver_version'],
             version_branch=branch_of_version(opts['driver_version']), upgrade=opts['driver_upgrade'],
             installed=installed['branch'], installed_version=installed['version'], low=branch_min, high=branch_max,
-            available=opts['source_branches'])
+            available=available['value'], available_reason=available['reason'])
         modules, modules_reason = decide_modules(ctx, required, choice['value'])
         branch = check_branch(ctx, choice, branch_min, branch_max, branch_reason, modules, branch_min_version)
 
@@ -99,6 +101,19 @@ def decide_driver(ctx):
         'loaded': {'value': loaded, 'version': loaded_version if loaded else None, 'branch': loaded_branch},
         'installed': installed,
     }
+
+
+def source_branches(opts):
+    """``{value, reason}``: the branches the driver source carries on this host - the option
+    ``source_branches`` where given (the gpu_plan filter), else the collection's table for the host's
+    distribution, major version and ``nvidia_driver_source`` (packages/driver_branches.py)."""
+    if opts['source_branches'] is not None:
+        return {'value': opts['source_branches'], 'reason': 'the branches given in the option source_branches'}
+    found = driver_branches.source_branches(opts['distribution'], opts['distribution_major'], opts['driver_source'])
+    if found['value'] is None:
+        return found
+    return {'value': found['value'], 'reason': 'nvidia_driver_source %s on %s %s: %s (packages/driver_branches.py)'
+            % (opts['driver_source'], opts['distribution'], opts['distribution_major'], found['reason'])}
 
 
 def gpu_model_label(gpu):

@@ -9,9 +9,11 @@ The rule (docs/hardware-gating.md):
 2. else the branch of the installed driver, kept: a fleet on R535 stays on R535 until
    ``nvidia_driver_branch`` or ``nvidia_driver_upgrade`` asks for a change;
 3. else (nothing installed, or ``nvidia_driver_upgrade``) the newest branch that every GPU of
-   the host supports AND the driver source carries. Until the source's branches are known the
-   branch is left open (``from: source``) with the range every GPU accepts; the driver role
-   plans again with the branches its source carries before it reads the repository.
+   the host supports AND the driver source carries: the branches per distribution and source are
+   the collection's table (``packages/driver_branches.py``), picked by the host's facts, so the
+   plan decides in one pass. Only where the platform is not given (the gpu_plan filter without
+   ``distribution``) or the table has no row for it is the branch left open (``from: source``),
+   with the range every GPU accepts and the reason.
 
 Pure functions, standard library only, Python 3.8+.
 """
@@ -44,16 +46,18 @@ def fits(branch, low, high):
 
 
 def choose(requested=None, version=None, version_branch=None, upgrade=False, installed=None,
-           installed_version=None, low=None, high=None, available=None):
+           installed_version=None, low=None, high=None, available=None, available_reason=None):
     """``{value, from, reason}``: the branch to install.
 
     ``requested``: nvidia_driver_branch (int or None); ``version``/``version_branch``:
     nvidia_driver_version and its branch; ``upgrade``: nvidia_driver_upgrade; ``installed``:
     the branch of the driver on the host (None: none known); ``low``/``high``: the range every
-    GPU accepts; ``available``: the branches the driver source carries (None: not known yet).
-    ``value`` is None when the source is not known yet (``from: source``) or carries no
-    branch in the range (``from: none``).
+    GPU accepts; ``available``: the branches the driver source carries (None: not known);
+    ``available_reason``: where they come from (packages/driver_branches.py's reason), added to
+    the reason. ``value`` is None when the source's branches are not known (``from: source``) or
+    it carries no branch in the range (``from: none``).
     """
+    where = '; %s' % available_reason if available_reason else ''
     if requested is not None:
         return {'value': requested, 'from': FROM_REQUESTED, 'reason': 'branch %d from nvidia_driver_branch' % requested}
     if version_branch is not None:
@@ -67,14 +71,14 @@ def choose(requested=None, version=None, version_branch=None, upgrade=False, ins
     why = 'nvidia_driver_upgrade is true' if installed is not None else 'no driver is installed'
     if available is None:
         return {'value': None, 'from': FROM_SOURCE,
-                'reason': '%s: the newest branch the driver source carries within %s (every GPU here); '
-                          'decided when the driver role knows its source' % (why, _span(low, high))}
+                'reason': '%s: the newest branch the driver source carries within %s (every GPU here); not '
+                          'decided: the branches of the source are not known%s' % (why, _span(low, high), where)}
     carried = sorted(set(int(b) for b in available))
     candidates = [b for b in carried if fits(b, low, high)]
     if not candidates:
         return {'value': None, 'from': FROM_NONE,
-                'reason': '%s, and the driver source carries %s, none within %s (every GPU here)'
-                          % (why, ', '.join(str(b) for b in carried) or 'no branch', _span(low, high))}
+                'reason': '%s, and the driver source carries %s, none within %s (every GPU here)%s'
+                          % (why, ', '.join(str(b) for b in carried) or 'no branch', _span(low, high), where)}
     return {'value': candidates[-1], 'from': FROM_NEWEST,
-            'reason': '%s: branch %d, the newest the driver source carries (%s) within %s (every GPU here)'
-                      % (why, candidates[-1], ', '.join(str(b) for b in carried), _span(low, high))}
+            'reason': '%s: branch %d, the newest the driver source carries (%s) within %s (every GPU here)%s'
+                      % (why, candidates[-1], ', '.join(str(b) for b in carried), _span(low, high), where)}

@@ -44,18 +44,22 @@ PUBLISHED = {
 }
 
 
-def plan_options(inputs, in_container, source_branches=None):
-    """The options of build_plan() from the roles' typed inputs (an empty string means unset)."""
+def plan_options(inputs, in_container, platform=None):
+    """The options of build_plan() from the roles' typed inputs (an empty string means unset) and
+    the host's ``platform`` (``{distribution, major}`` of ansible_facts: the driver branches its
+    source carries come from packages/driver_branches.py, so the plan decides the branch in one pass)."""
     inputs = inputs or {}
-    options = {'in_container': in_container, 'source_branches': source_branches}
+    platform = platform or {}
+    options = {'in_container': in_container, 'distribution': platform.get('distribution') or None,
+               'distribution_major': platform.get('major') or None}
     for option, (role, key) in PLAN_INPUTS.items():
         value = (inputs.get(role) or {}).get(key)
         options[option] = None if value == '' else value
     return options
 
 
-def same_inputs(plan, inputs, in_container):
-    """Whether ``plan`` was computed from these typed inputs (its options; the source's branches aside).
+def same_inputs(plan, inputs, in_container, platform=None):
+    """Whether ``plan`` was computed from these typed inputs and platform (its options).
 
     The plan is computed once per run; it is computed again only when a role sees other inputs
     than the plan was made from (role parameters, or a test harness feeding one role several
@@ -63,7 +67,7 @@ def same_inputs(plan, inputs, in_container):
     """
     if not isinstance(plan, dict) or not isinstance(plan.get('options'), dict):
         return False
-    wanted = validate_plan_options(plan_options(inputs, in_container))
+    wanted = validate_plan_options(plan_options(inputs, in_container, platform))
     have = dict(plan['options'])
     for key in ('source_branches', 'strict'):
         wanted.pop(key, None)
@@ -71,14 +75,15 @@ def same_inputs(plan, inputs, in_container):
     return wanted == have
 
 
-def build_host_plan(facts, inputs, in_container, source_branches=None, scrape_address=None):
-    """The host's plan from its probe facts and every role's typed inputs.
+def build_host_plan(facts, inputs, in_container, platform=None, scrape_address=None):
+    """The host's plan from its probe facts, every role's typed inputs and its ``platform``
+    (``{distribution, major}``, from ansible_facts: distribution, distribution_major_version).
 
     Adds what other hosts read of this one: ``exporters.<name>.listen_address`` and
     ``host.scrape_address`` (where Prometheus reaches the host). ValueError on bad options,
     as build_plan().
     """
-    plan = build_plan(facts, plan_options(inputs, in_container, source_branches))
+    plan = build_plan(facts, plan_options(inputs, in_container, platform))
     for exporter, (role, key) in PUBLISHED.items():
         plan['exporters'][exporter]['listen_address'] = ((inputs or {}).get(role) or {}).get(key)
     plan['host']['scrape_address'] = scrape_address

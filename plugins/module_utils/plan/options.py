@@ -25,6 +25,9 @@ ROLES = (
 )
 
 _CHOICES_AUTO = ('auto', 'enabled', 'disabled')
+# ansible_facts.distribution (Debian, Ubuntu, RedHat, Rocky, ...) and distribution_major_version
+_NAME = re.compile(r'[A-Za-z][A-Za-z0-9_.-]{0,63}')
+_MAJOR = re.compile(r'[0-9]{1,4}')
 
 # Options of build_plan(): type, default, choices, and the public role variable a user
 # changes to set it (named in every error message).
@@ -46,14 +49,18 @@ OPTIONS = {
     'driver_adopt': {'type': 'bool', 'default': False, 'variable': 'nvidia_driver_adopt'},
     'toolkit_adopt': {'type': 'bool', 'default': False, 'variable': 'nvidia_container_toolkit_adopt'},
     'dcgm_adopt': {'type': 'bool', 'default': False, 'variable': 'dcgm_exporter_adopt'},
+    # The host's platform (ansible_facts): with driver_source it picks the branches the source
+    # carries from the collection's table (packages/driver_branches.py) - the branch in one pass.
+    'distribution': {'type': 'name', 'default': None, 'variable': 'ansible_facts.distribution'},
+    'distribution_major': {'type': 'major', 'default': None, 'variable': 'ansible_facts.distribution_major_version'},
+    # Overrides the table (the gpu_plan filter's users; the roles never pass it).
     'source_branches': {'type': 'branches', 'default': None,
-                        'variable': 'the branches the driver source carries (nvidia_driver_source)'},
+                        'variable': 'the branches the driver source carries (default: the table of '
+                                    'packages/driver_branches.py for distribution and nvidia_driver_source)'},
     'strict': {'type': 'bool', 'default': True, 'variable': 'the strict option of the gpu_plan filter'},
     'cuda_without_gpu': {'type': 'bool', 'default': False, 'variable': 'cuda_toolkit_without_gpu'},
     'cuda_versions': {'type': 'strings', 'default': None, 'variable': 'cuda_toolkit_versions'},
 }
-
-_BRANCH_RE = re.compile(r'[rR]?(\d{3,4})')
 
 
 def variable(option):
@@ -74,28 +81,17 @@ def error(code, option, message):
 
 
 def parse_branch(value, name='driver_branch'):
-    """Return a driver branch as an int (580 from 580, '580' or 'R580'); None stays None."""
+    """Return a driver branch as an int (580 from 580, '580' or 'R580'); None stays None
+    (``core/versions.driver_branch``, the collection's one branch parser)."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        pass  # bool is an int subclass; never a branch
-    elif isinstance(value, int):
-        if 100 <= value <= 9999:
-            return value
-    elif isinstance(value, str):
-        match = _BRANCH_RE.fullmatch(value.strip())
-        if match:
-            return int(match.group(1))
-    raise ValueError("plan option '%s' (variable %s) must be a driver branch number such as 580 "
-                     "(an integer or a string of 3-4 digits, optionally prefixed with R), got %r"
-                     % (name, variable(name), value))
+    return versions.driver_branch(value, "plan option '%s' (variable %s)" % (name, variable(name)))
 
 
 def branch_of_version(version):
-    """Driver branch (int) of a driver version string ('580.95.05' -> 580); None when unknown."""
-    if version is None:
-        return None
-    return versions.branch(re.sub(r'^\d+:', '', str(version).strip()))
+    """Driver branch (int) of a driver or package version ('580.95.05', '1:580.95.05-1' -> 580); None when
+    it is none (``core/versions.branch``)."""
+    return versions.branch(version)
 
 
 def validate_plan_options(options):
@@ -128,17 +124,25 @@ def validate_plan_options(options):
                 raise ValueError("plan option '%s' (%s) must be a list of driver branches, got %r"
                                  % (name, spec['variable'], value))
             result[name] = sorted(set(parse_branch(item, name) for item in value))
+        elif spec['type'] in ('name', 'major'):
+            text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+            pattern = _NAME if spec['type'] == 'name' else _MAJOR
+            if not isinstance(text, str) or not pattern.fullmatch(text):
+                raise ValueError("plan option '%s' (%s) must be %s, got %r"
+                                 % (name, spec['variable'], 'a distribution name such as Debian'
+                                    if spec['type'] == 'name' else 'a major version such as 12', value))
+            result[name] = text
         elif spec['type'] == 'strings':
             if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
                 raise ValueError("plan option '%s' (variable %s) must be a list of strings, got %r"
                                  % (name, spec['variable'], value))
             result[name] = list(value)
         elif spec['type'] == 'version':
-            text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ''
-            if text and branch_of_version(text) is None:
-                raise ValueError("plan option '%s' (variable %s) must be a driver version such as 580.95.05, got %r"
-                                 % (name, spec['variable'], value))
-            result[name] = text or None
+            if value == '':
+                result[name] = None
+            else:
+                versions.driver_version(value, "plan option '%s' (variable %s)" % (name, spec['variable']))
+                result[name] = value
         else:
             if not isinstance(value, str) or value.strip().lower() not in spec['choices']:
                 raise ValueError("plan option '%s' (variable %s) must be one of %s, got %r"

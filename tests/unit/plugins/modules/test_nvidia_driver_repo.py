@@ -16,7 +16,7 @@ def test_module_fails_with_problems_and_names_the_variable(monkeypatch):
     with patch_module_args({"action": "inputs", "inputs": {"version": "latest", "source": "distro",
                                                            "reboot_timeout": 1800,
                                                            "status_file": "/etc/gpuops/x.json"},
-                            "platform": {"default_branch": {"distro": "535"}}}):
+                            "platform": {"distro_branch": "535"}}):
         with pytest.raises(SystemExit) as err:
             mod.main()
     assert "nvidia_driver_version must be a driver version" in err.value.args[0]["msg"]

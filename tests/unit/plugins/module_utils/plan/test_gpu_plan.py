@@ -195,21 +195,24 @@ def test_minimal_facts_default_counts_from_lists():
     assert plan['warnings'] == []
 
 
+# The parser is core/versions.driver_branch (its cases: data/driver_versions_cases.yml); the plan's
+# option names the plan option and the variable.
 @pytest.mark.parametrize('value, branch', [
-    (580, 580), ('580', 580), ('R535', 535), (' r470 ', 470), (None, None),
+    (580, 580), ('580', 580), ('R535', 535), ('r470', 470), (None, None),
 ])
 def test_parse_branch(value, branch):
     assert parse_branch(value) == branch
 
 
-@pytest.mark.parametrize('value', [False, 58, 10000, '580.95.05', 'latest', 5.8e2])
+@pytest.mark.parametrize('value', [False, 58, 10000, '580.95.05', 'latest', 5.8e2, ' r470 ', '580\n'])
 def test_parse_branch_rejects(value):
     with pytest.raises(ValueError, match='nvidia_driver_branch'):
         parse_branch(value)
 
 
 @pytest.mark.parametrize('version, branch', [
-    ('580.95.05', 580), ('470.256.02', 470), ('1000.1', 1000), (None, None), ('', None), ('N/A', None),
+    ('580.95.05', 580), ('470.256.02', 470), ('1000.1', 1000), ('1:580.95.05-1', 580), (None, None), ('', None),
+    ('N/A', None), ('580.95.05\n', None),
 ])
 def test_branch_of_version_compares_numbers(version, branch):
     assert branch_of_version(version) == branch

@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One plan per host from every role's typed inputs (plugins/module_utils/plan/host_plan.py)
-and the one branch rule (plugins/module_utils/plan/driver_branch.py)."""
+"""One plan per host from every role's typed inputs (plugins/module_utils/plan/host_plan.py),
+the one branch rule (plugins/module_utils/plan/driver_branch.py) and the table of the branches
+each source carries (plugins/module_utils/packages/driver_branches.py; cases in
+data/driver_branches_cases.yml)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,6 +17,7 @@ import yaml
 from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import load_spec
 from ansible_collections.gpuops.dlserver.plugins.action.host_plan import public_roles
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import convert_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_branches
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import driver_branch
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import (
     PLAN_INPUTS,
@@ -77,13 +80,37 @@ def test_published_addresses():
     assert plan['host']['scrape_address'] == 'gpu1.example'
 
 
-def test_source_branches_decide_the_branch_where_nothing_else_does():
-    facts = _facts('plan_dgx_a100.yml')
-    facts['driver'] = {'loaded': False, 'version': None}
-    left = build_host_plan(facts, typed(), False)
-    assert left['driver']['branch']['value'] is None and left['driver']['branch']['from'] == 'source'
-    known = build_host_plan(facts, typed(), False, source_branches=['535'])
-    assert known['driver']['branch']['value'] == 535 and known['driver']['branch']['from'] == 'newest_supported'
+with open(os.path.join(DATA, 'driver_branches_cases.yml')) as _handle:
+    BRANCH_CASES = yaml.safe_load(_handle)
+
+
+@pytest.mark.parametrize('case', BRANCH_CASES['table'],
+                         ids=lambda c: '%s %s %s' % (c['distribution'], c['major'], c['source']))
+def test_the_table_of_driver_branches(case):
+    found = driver_branches.source_branches(case['distribution'], case['major'], case['source'])
+    assert found['value'] == case['value'], found
+    assert case['reason_has'] in found['reason'], found
+    assert driver_branches.default_branch(case['distribution'], case['major'], case['source']) == (
+        case['value'][-1] if case['value'] else None)
+
+
+@pytest.mark.parametrize('case', BRANCH_CASES['host_plan'], ids=lambda c: c['name'])
+def test_the_plan_decides_the_branch_in_one_pass(case):
+    facts = _facts(case['facts'])
+    plan = build_host_plan(facts, typed(case.get('values')), False, case['platform'])
+    branch = plan['driver']['branch']
+    assert {'value': branch['value'], 'from': branch['from']} == case['expect'], branch['reason']
+    for text in case.get('reason_has') or []:
+        assert text in branch['reason'], (text, branch['reason'])
+    assert [e['code'] for e in plan['errors']] == case['error_codes'], plan['errors']
+    if 'warning_codes' in case:
+        assert [w['code'] for w in plan['warnings']] == case['warning_codes'], plan['warnings']
+    for text in case.get('error_has') or []:
+        assert any(text in e['message'] for e in plan['errors']), (text, plan['errors'])
+    # the plan records what it was made from
+    platform = case['platform'] or {}
+    assert plan['options']['distribution'] == platform.get('distribution')
+    assert plan['options']['distribution_major'] == platform.get('major')
 
 
 @pytest.mark.parametrize('kwargs, value, source', [
@@ -92,6 +119,8 @@ def test_source_branches_decide_the_branch_where_nothing_else_does():
     ({'installed': 535, 'available': [580]}, 535, 'installed'),
     ({'installed': 535, 'upgrade': True, 'available': [535, 550, 580]}, 580, 'newest_supported'),
     ({'installed': 535, 'upgrade': True}, None, 'source'),
+    ({'installed': 535, 'upgrade': True, 'available': [535, 580], 'available_reason': 'the table'}, 580,
+     'newest_supported'),
     ({'available': [470, 535, 580], 'high': 535}, 535, 'newest_supported'),
     ({'available': [535, 550], 'low': 570}, None, 'none'),
     ({}, None, 'source'),
@@ -108,7 +137,11 @@ def test_the_plan_is_reused_for_the_same_inputs_only():
     assert same_inputs(plan, typed({'nvidia_driver_mig_mode': 'enabled', 'python_stack_python': '3.12'}), True)
     assert not same_inputs(plan, typed({'nvidia_driver_mig_mode': 'enabled', 'nvidia_driver_branch': 570}), True)
     assert not same_inputs(plan, typed({'nvidia_driver_mig_mode': 'enabled'}), False)
-    # planned again with the source's branches: still the plan of these inputs
-    again = build_host_plan(facts, typed({'nvidia_driver_mig_mode': 'enabled'}), True, source_branches=[580])
-    assert same_inputs(again, typed({'nvidia_driver_mig_mode': 'enabled'}), True)
+    # the platform is an input of the plan: another one (a host re-imaged between plays) plans again
+    debian = {'distribution': 'Debian', 'major': '12'}
+    again = build_host_plan(facts, typed({'nvidia_driver_mig_mode': 'enabled'}), True, debian)
+    assert same_inputs(again, typed({'nvidia_driver_mig_mode': 'enabled'}), True, debian)
+    assert not same_inputs(again, typed({'nvidia_driver_mig_mode': 'enabled'}), True,
+                           {'distribution': 'Debian', 'major': '13'})
+    assert not same_inputs(again, typed({'nvidia_driver_mig_mode': 'enabled'}), True)
     assert not same_inputs(None, typed(), True)
