@@ -265,7 +265,7 @@ molecule-one: setup $(if $(filter newest,$(SCENARIO_END)),setup-newest)
 	  newest) mbin=$(NEWEST_VENV)/bin; export PATH=$(NEWEST_VENV)/bin:$$PATH; \
 	    export MOLECULE_EPHEMERAL_DIRECTORY=$(NEWEST_EPH)/$(SCENARIO_NAME) ANSIBLE_LOG_PATH=$(NEWEST_EPH)/$(SCENARIO_NAME).ansible.log; \
 	    mkdir -p $(NEWEST_EPH); : > $(NEWEST_EPH)/$(SCENARIO_NAME).ansible.log; \
-	    echo "=== on $$($$mbin/ansible --version | head -n 1); every ansible-playbook logs to $$ANSIBLE_LOG_PATH" ;; \
+	    echo "=== on $$($$mbin/ansible --version 2>/dev/null | sed -n 1p); every ansible-playbook logs to $$ANSIBLE_LOG_PATH" ;; \
 	  *) echo "molecule-one: not an ansible-core end: $(SCENARIO_END) (SCENARIO=NAME or NAME@newest)" >&2; exit 2 ;; \
 	esac; \
 	if [ -z "$${GPUOPS_MOLECULE_LOCK_HELD:-}" ]; then \

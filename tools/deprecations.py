@@ -34,9 +34,10 @@ import yaml
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 MARKER = "[DEPRECATION WARNING]:"
 ANSI = re.compile(r'\x1b\[[0-9;]*m')
-# What precedes a line's own text: `make test`'s lane prefix, and ANSIBLE_LOG_PATH's
+# What precedes a line's own text: `make test`'s lane prefix, molecule's frame around the
+# output of its ansible-playbook ("  │ "), and ANSIBLE_LOG_PATH's
 # "2026-12-07 06:49:27,320 p=4335 u=root n=ansible INFO| ".
-PREFIX = re.compile(r'(?:\[lane [0-9]+\] )?'
+PREFIX = re.compile(r'(?:\[lane [0-9]+\] )?(?:\s*\u2502 ?)?'
                     r'(?:[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:,]+ p=[0-9]+ u=\S+ n=\S+ [A-Z]+\| )?')
 ORIGIN = re.compile(r'Origin: (?P<path>.+?)(?::(?P<line>[0-9]+)(?::(?P<column>[0-9]+))?)?')
 # A line that starts another record: the deprecation's own lines end before it.
@@ -56,7 +57,9 @@ def _text(line):
 def parse(lines):
     """[Deprecation] in order of appearance, one per warning printed. The message is the
     marker's line and the lines that follow it up to a blank line, its Origin: line or another
-    record; origin is "path:line:column" as ansible-core printed it, or None."""
+    record; origin is "path:line:column" as ansible-core printed it, or None. Output that
+    molecule wrapped at its terminal's width is joined again: message lines with a space, an
+    origin that starts on the line after "Origin:" without one (the path is cut anywhere)."""
     found = []
     lines = list(lines)
     i = 0
@@ -72,6 +75,15 @@ def parse(lines):
         while i < len(lines):
             text = _text(lines[i])
             if not text.strip() or RECORD.match(text):
+                break
+            if text.strip() == "Origin:":
+                wrapped = []
+                i += 1
+                while i < len(lines) and _text(lines[i]).strip():
+                    wrapped.append(_text(lines[i]).strip())
+                    i += 1
+                if ORIGIN.fullmatch("Origin: " + "".join(wrapped)):
+                    origin = "".join(wrapped)
                 break
             match = ORIGIN.fullmatch(text.strip())
             if match:
