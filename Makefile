@@ -279,9 +279,15 @@ molecule-one: setup $(if $(filter newest,$(SCENARIO_END)),setup-newest)
 
 ## bench-fleet: time a no-op site.yml re-run over 1/4/8 SSH nodes (recommended ansible.cfg, Ansible's defaults,
 ## Mitogen). It uses the lab's network and mirror, so it queues on the molecule lock like a scenario.
-bench-fleet: setup
-	@$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; \
-	$(BIN)/python bench/fleet_bench.py $(BENCH_ARGS)
+## ANSIBLE_END=newest runs it on the newest tested ansible-core ($(NEWEST_VENV); Mitogen is not installed
+## there, so its configuration is left out); the results record the ansible-core that ran them.
+ANSIBLE_END ?=
+BENCH_BIN = $(if $(filter newest,$(ANSIBLE_END)),$(NEWEST_VENV)/bin,$(BIN))
+
+bench-fleet: setup $(if $(filter newest,$(ANSIBLE_END)),setup-newest)
+	@case "$(ANSIBLE_END)" in ""|newest) ;; *) echo "bench-fleet: ANSIBLE_END is empty (the oldest end) or newest, not $(ANSIBLE_END)" >&2; exit 2 ;; esac; \
+	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; \
+	PATH=$(BENCH_BIN):$$PATH $(BENCH_BIN)/python bench/fleet_bench.py $(BENCH_ARGS)
 
 ## bench-python-stack: build the torch environment with uv and with pip (cold, no-op, warm cache, verification)
 bench-python-stack: setup
