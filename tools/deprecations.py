@@ -97,11 +97,14 @@ def parse(lines):
 
 
 def origin_path(origin):
-    """The file of an origin ("path:line:column"), or None."""
+    """The file of an origin ("path:line:column"), or None: also for what is not an absolute
+    path, such as ansible-core's `<unknown>` (a template whose source it lost)."""
     if origin is None:
         return None
     match = ORIGIN.fullmatch("Origin: " + origin)
-    return match.group("path") if match else None
+    if not match or not os.path.isabs(match.group("path")):
+        return None
+    return match.group("path")
 
 
 def is_own(deprecation, roots):
@@ -118,7 +121,8 @@ def is_own(deprecation, roots):
     if COLLECTION_NAME in deprecation.message:
         return True, "its message names %s" % COLLECTION_NAME
     if path is None:
-        return False, "ansible-core names no origin (a setting or ansible-core itself)"
+        return False, ("ansible-core names no file as its origin (%s): not attributed to the collection"
+                       % (deprecation.origin or "none"))
     return False, "its origin %s lies outside the collection" % path
 
 

@@ -70,6 +70,10 @@ def test_no_deprecation_no_failure():
     # elsewhere, or no origin: third-party
     ("/tmp/i35dep/play.yml:11:14", INJECT, [ROOT], False),
     (None, NULL_REPR, [ROOT], False),
+    # ansible-core's "<unknown>" (a template whose source it lost) is no path, not the checkout's
+    # "<unknown>" relative to the working directory: no origin (seen in nvidia_driver@newest)
+    ("<unknown>", "While processing '<<container>>': " + INJECT, [os.getcwd()], False),
+    ("roles/x.yml:1:1", INJECT, [os.getcwd()], False),
     # a sibling directory whose name starts like the checkout's is not in it
     (ROOT + "-other/roles/x.yml:1:1", INJECT, [ROOT], False),
 ])
@@ -153,3 +157,16 @@ def test_command_line(tmp_path):
     bad.write_text("- {message: x}\n")
     refused = run_cli("--allow", str(bad), str(clean))
     assert refused.returncode == 2 and "exactly the keys" in refused.stderr
+
+
+def test_an_unknown_origin_is_not_attributed_to_the_checkout():
+    """In the nvidia_driver@newest log, site.yml's own deprecation and, right after it, one whose
+    origin ansible-core lost ("Origin: <unknown>"): the first is the collection's, the second has
+    no file, so it is third-party and fails unless allow-listed (it is not)."""
+    found = dep.parse(lines("molecule_log_unknown_origin.txt"))
+    assert [(d.origin, d.message) for d in found] == [
+        ("/work/wt-i35-matrix2/playbooks/site.yml:41:18", INJECT),
+        ("<unknown>", "While processing '<<container>>': " + INJECT)]
+    result = dep.judge(found, [], ["/work/wt-i35-matrix2"])
+    assert [f["own"] for f in result["failures"]] == [True, False]
+    assert result["failures"][1]["why"].startswith("ansible-core names no file as its origin (<unknown>)")
