@@ -474,6 +474,6 @@ def table(result):
     if controller.get("ansible"):
         # which end of the ansible-core matrix ran it (make bench-fleet ANSIBLE_END=newest)
         lines.append("")
-        lines.append("controller: %s, Python %s, %s CPUs" % (controller["ansible"], controller.get("python", "unknown"),
-                                                           controller.get("cpus", "unknown")))
+        lines.append("controller: %s, Python %s, %s CPUs"
+                     % (controller["ansible"], controller.get("python", "unknown"), controller.get("cpus", "unknown")))
     return "\n".join(lines)

@@ -186,8 +186,8 @@ def report(result, sources):
         out.append("deprecations: passed: no deprecation warning in %s outside the allow-list (%d allowed)"
                    % (", ".join(sources), len(allowed)))
     for entry in failures + allowed:
-        out.append("  - %s%s [%dx] %s" % ("" if entry in failures else "(allowed) ", entry["origin"] or "(no origin)",
-                                           entry["count"], entry["message"]))
+        mark = "" if entry in failures else "(allowed) "
+        out.append("  - %s%s [%dx] %s" % (mark, entry["origin"] or "(no origin)", entry["count"], entry["message"]))
         out.append("      %s" % entry["why"])
     for reason in result["unused"]:
         out.append("  allow-list entry not seen in this output (keep it only while it is needed): %s" % reason)
