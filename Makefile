@@ -34,7 +34,10 @@ MOLECULE_LOCK ?= /run/gpuops-molecule.lock
 # `make test` / `make molecule` hold that lock once and run the scenarios in LANES lanes side by side (one
 # scenario leaves part of the two CPUs idle): tools/molecule_lanes.py splits them.
 LANES ?= 2
-SCENARIOS ?= $(sort $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
+# The whole-stack scenario runs on the newest tested ansible-core too (the matrix's other end,
+# molecule-one's NAME@newest); every other stage of molecule runs on the oldest (the main venv).
+NEWEST_SCENARIOS ?= nvidia_driver@newest
+SCENARIOS ?= $(sort $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml))) $(NEWEST_SCENARIOS)
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export PATH := $(BIN):$(PATH)
@@ -108,6 +111,7 @@ test:
 	start=$$(date +%s); p=; \
 	$(call STAGE,setup,$(SUBMAKE) setup); \
 	if [ $$status -ne 0 ]; then exit 1; fi; \
+	$(call STAGE,setup (newest ansible-core venv),$(SUBMAKE) setup-newest); \
 	$(call STAGE,lab engine (host packages$(,) dockerd),$(LAB) engine); \
 	echo "make test: the static stages (lint to promtool) run beside the node images' build and the" \
 	  "molecule scenarios; their output is in $(STAGE_LOGS)/static-*.log"; \
@@ -202,7 +206,7 @@ molecule: molecule-lanes
 ## Each scenario is a stage of `make test`'s table and log ($(STAGE_LOGS)/lane<N>-<M>.log); the
 ## output of a lane is prefixed with "[lane N]". The mirror and package cache are started and
 ## filled once before the lanes (molecule-services) and stopped after the last one.
-molecule-lanes: setup molecule-prep
+molecule-lanes: setup $(if $(findstring @newest,$(SCENARIOS)),setup-newest) molecule-prep
 	@mkdir -p $(STAGE_LOGS); status=0; p=molecule-; n=0; \
 	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 8>>$(MOLECULE_LOCK); flock 8; \
 	$(call STAGE,molecule services (mirror served and filled),$(SUBMAKE) molecule-services); \
@@ -242,20 +246,48 @@ mirror-doubles: setup
 
 # One scenario under the machine-wide lock; its time is counted from when the lock is held, and
 # its log ends with the seconds of each molecule step (tools/molecule_steps.py).
-molecule-one: setup
+# SCENARIO=NAME@newest runs the scenario NAME with the newest tested ansible-core: molecule and
+# ansible-playbook of $(NEWEST_VENV) first on PATH, an ephemeral directory of its own
+# (.cache/molecule-newest/NAME, apart from the oldest end's run of the same scenario), and every
+# ansible-playbook of the run (molecule's and the ones the scenario runs itself) logging to
+# .cache/molecule-newest/NAME.ansible.log (ANSIBLE_LOG_PATH), which tools/deprecations.py then
+# reads: a deprecation warning fails the scenario (its allow-list: tests/deprecations_allowed.yml).
+# The same scenario on both ends uses the same node names: tools/molecule_lanes.py keeps the two
+# in one lane.
+SCENARIO_NAME = $(firstword $(subst @, ,$(SCENARIO)))
+SCENARIO_END = $(word 2,$(subst @, ,$(SCENARIO)))
+NEWEST_EPH = $(CURDIR)/.cache/molecule-newest
+
+molecule-one: setup $(if $(filter newest,$(SCENARIO_END)),setup-newest)
 	@echo "=== molecule scenario $(SCENARIO)"; queued=$$(date +%s); \
+	case "$(SCENARIO_END)" in \
+	  "") mbin=$(BIN) ;; \
+	  newest) mbin=$(NEWEST_VENV)/bin; export PATH=$(NEWEST_VENV)/bin:$$PATH; \
+	    export MOLECULE_EPHEMERAL_DIRECTORY=$(NEWEST_EPH)/$(SCENARIO_NAME) ANSIBLE_LOG_PATH=$(NEWEST_EPH)/$(SCENARIO_NAME).ansible.log; \
+	    mkdir -p $(NEWEST_EPH); : > $(NEWEST_EPH)/$(SCENARIO_NAME).ansible.log; \
+	    echo "=== on $$($$mbin/ansible --version 2>/dev/null | sed -n 1p); every ansible-playbook logs to $$ANSIBLE_LOG_PATH" ;; \
+	  *) echo "molecule-one: not an ansible-core end: $(SCENARIO_END) (SCENARIO=NAME or NAME@newest)" >&2; exit 2 ;; \
+	esac; \
 	if [ -z "$${GPUOPS_MOLECULE_LOCK_HELD:-}" ]; then \
 	  $(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; fi; start=$$(date +%s); \
 	if [ $$start -gt $$queued ]; then echo "=== waited $$(( start - queued )) s for $(MOLECULE_LOCK)"; fi; \
-	if $(BIN)/python tools/molecule_steps.py $(SCENARIO) $(BIN)/molecule test -s $(SCENARIO); then \
-	  echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \
+	rc=0; $(BIN)/python tools/molecule_steps.py $(SCENARIO) $$mbin/molecule test -s $(SCENARIO_NAME) || rc=$$?; \
+	if [ -n "$(SCENARIO_END)" ]; then \
+	  $(BIN)/python tools/deprecations.py --allow tests/deprecations_allowed.yml $$ANSIBLE_LOG_PATH || rc=1; fi; \
+	if [ $$rc -eq 0 ]; then echo "=== $(SCENARIO) passed in $$(( $$(date +%s) - start )) s"; \
 	else echo "=== $(SCENARIO) FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
 
 ## bench-fleet: time a no-op site.yml re-run over 1/4/8 SSH nodes (recommended ansible.cfg, Ansible's defaults,
 ## Mitogen). It uses the lab's network and mirror, so it queues on the molecule lock like a scenario.
-bench-fleet: setup
-	@$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; \
-	$(BIN)/python bench/fleet_bench.py $(BENCH_ARGS)
+## ANSIBLE_END=newest runs it on the newest tested ansible-core ($(NEWEST_VENV); Mitogen is not installed
+## there, so its configuration is left out); the results record the ansible-core that ran them.
+ANSIBLE_END ?=
+BENCH_BIN = $(if $(filter newest,$(ANSIBLE_END)),$(NEWEST_VENV)/bin,$(BIN))
+
+bench-fleet: setup $(if $(filter newest,$(ANSIBLE_END)),setup-newest)
+	@case "$(ANSIBLE_END)" in ""|newest) ;; *) echo "bench-fleet: ANSIBLE_END is empty (the oldest end) or newest, not $(ANSIBLE_END)" >&2; exit 2 ;; esac; \
+	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 9>>$(MOLECULE_LOCK); flock 9; \
+	PATH=$(BENCH_BIN):$$PATH $(BENCH_BIN)/python bench/fleet_bench.py $(BENCH_ARGS)
 
 ## bench-python-stack: build the torch environment with uv and with pip (cold, no-op, warm cache, verification)
 bench-python-stack: setup

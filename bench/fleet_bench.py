@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/fleet_bench.py                 # as root, after `make setup`
     .venv/bin/python bench/fleet_bench.py --sizes 1,4,8 --repeat 1 --keep
+    .cache/venv-newest/bin/python bench/fleet_bench.py    # the newest tested ansible-core (make bench-fleet ANSIBLE_END=newest)
 
 Starts 8 container nodes of its own (gpuops-bench-1..8 at 172.30.99.101-108 on the lab
 network, Debian 13, each carrying the rtx4090-8gpu sysfs fixture), converges them once
@@ -240,8 +241,11 @@ def mitogen_strategy_dir():
 
 
 def ansible_playbook():
-    for candidate in (os.path.join(ROOT, ".venv", "bin", "ansible-playbook"),
-                      os.path.join(os.path.dirname(sys.executable), "ansible-playbook")):
+    """The ansible-playbook of the venv that runs the benchmark (`make bench-fleet
+    ANSIBLE_END=newest` runs it with the newest tested ansible-core's python), else the checkout's
+    .venv's, else the one on PATH."""
+    for candidate in (os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+                      os.path.join(ROOT, ".venv", "bin", "ansible-playbook")):
         if os.access(candidate, os.X_OK):
             return candidate
     found = shutil.which("ansible-playbook")

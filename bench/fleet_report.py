@@ -470,4 +470,10 @@ def table(result):
             lines.append("  %-52s wall %6.1f s (%+5.1f %%)  CPU %6.1f s (%+5.1f %%)%s"
                          % (row["what"], row["wall_s"], row["wall_change"], row["cpu_s"], row["cpu_change"],
                             "" if row["noop"] else "  NOT a clean no-op"))
+    controller = result.get("controller") or {}
+    if controller.get("ansible"):
+        # which end of the ansible-core matrix ran it (make bench-fleet ANSIBLE_END=newest)
+        lines.append("")
+        lines.append("controller: %s, Python %s, %s CPUs"
+                     % (controller["ansible"], controller.get("python", "unknown"), controller.get("cpus", "unknown")))
     return "\n".join(lines)

@@ -12,7 +12,14 @@ The split is longest-first onto the lane that ends soonest, from the seconds eac
 took (`.cache/test-times.tsv` of an earlier `make test` where it has the scenario, else
 SECONDS below, else DEFAULT_SECONDS): the lanes end close together.
 
-    python tools/molecule_lanes.py --lanes 2 [--times FILE] SCENARIO...
+An entry `NAME@END` is the scenario NAME run on another ansible-core end of the matrix
+(`@newest`: the newest tested ansible-core's venv, `make molecule-one SCENARIO=NAME@newest`).
+Its seconds, until a timing table has them, are the scenario's own. A scenario and its other
+ends are one unit, placed in one lane one after the other (NAME first): they start nodes of
+the same names (a scenario's platform names are its containers' names), so two of them side
+by side would share, and destroy, each other's nodes.
+
+    python tools/molecule_lanes.py --lanes 2 [--times FILE] SCENARIO[@END]...
 
 prints one line per lane, the scenario names separated by spaces (a lane may be empty)."""
 
@@ -41,8 +48,10 @@ SECONDS = {
     "volcano": 16,
 }
 DEFAULT_SECONDS = 300
-NAME = re.compile(r'[a-z0-9_]+')
-STAGE = re.compile(r'molecule (?P<name>[a-z0-9_]+)')
+# The other ends of the ansible-core matrix a scenario runs on (the Makefile's molecule-one).
+ENDS = ("newest",)
+NAME = re.compile(r'(?P<base>[a-z0-9_]+)(?:@(?P<end>[a-z0-9_]+))?')
+STAGE = re.compile(r'molecule (?P<name>[a-z0-9_]+(?:@[a-z0-9_]+)?)')
 
 
 def times_from(path):
@@ -62,24 +71,47 @@ def times_from(path):
     return seconds
 
 
+def base_of(name):
+    """The scenario of an entry (`nvidia_driver@newest` -> `nvidia_driver`); ValueError for
+    anything that is not a scenario name, optionally with one of ENDS."""
+    match = NAME.fullmatch(name)
+    if not match:
+        raise ValueError("not a scenario name: %r" % (name,))
+    if match.group("end") is not None and match.group("end") not in ENDS:
+        raise ValueError("not an ansible-core end of the matrix: %r in %r (one of: %s)"
+                         % (match.group("end"), name, ", ".join(ENDS)))
+    return match.group("base")
+
+
+def seconds_of(name, known):
+    """An entry's expected seconds: its own, else (another end) its scenario's, else the default."""
+    if name in known:
+        return known[name]
+    return known.get(base_of(name), DEFAULT_SECONDS)
+
+
 def split(scenarios, lanes, seconds=None):
-    """Lists of scenario names, one per lane: the longest first, each onto the lane with the
-    fewest seconds so far (the first such lane on a tie); a lane keeps its scenarios in the
-    order they were placed."""
+    """Lists of scenario names, one per lane: a scenario with its other ends (`NAME@END`) is one
+    unit; the longest unit first, each onto the lane with the fewest seconds so far (the first
+    such lane on a tie); a lane keeps its scenarios in the order they were placed, a unit's
+    entries NAME first, then its ends by name."""
     if lanes < 1:
         raise ValueError("lanes must be 1 or more, not %r" % (lanes,))
+    units = {}
     for name in scenarios:
-        if not NAME.fullmatch(name):
-            raise ValueError("not a scenario name: %r" % (name,))
+        units.setdefault(base_of(name), []).append(name)
     known = dict(SECONDS)
     known.update(seconds or {})
-    order = sorted(dict.fromkeys(scenarios), key=lambda n: (-known.get(n, DEFAULT_SECONDS), n))
+    for base, names in units.items():
+        units[base] = sorted(dict.fromkeys(names), key=lambda n: (n != base, n))
+    weight = {base: sum(seconds_of(n, known) for n in names) for base, names in units.items()}
+    order = sorted(units, key=lambda b: (-weight[b], b))
     result = [[] for _lane in range(lanes)]
     load = [0] * lanes
-    for name in order:
+    for base in order:
         lane = load.index(min(load))
-        result[lane].append(name)
-        load[lane] += known.get(name, DEFAULT_SECONDS)
+        result[lane].extend(units[base])
+        load[lane] += weight[base]
     return result
 
 

@@ -323,6 +323,10 @@ def test_table_shows_runs_marginal_cost_and_verdicts():
     # recommended: 80 executed (over 60), 40 skipped, +15 % wall, 8.6 s CPU per node (over 5);
     # defaults: not a no-op, one size only
     assert verdicts == ["FAIL", "PASS", "PASS", "FAIL"] + ["FAIL"] * 4
+    # no controller recorded: no controller line; recorded: the ansible-core end that ran it, last
+    assert "controller:" not in text
+    result["controller"] = {"ansible": "ansible-playbook [core 2.21.5]", "python": "3.12.1", "cpus": 2}
+    assert fleet_report.table(result).splitlines()[-1] == "controller: ansible-playbook [core 2.21.5], Python 3.12.1, 2 CPUs"
 
 
 # ----------------------------------------------------------------- recap and load

@@ -26,6 +26,14 @@ SPEC.loader.exec_module(ml)
     (["q", "p"], 2, {}, [["p"], ["q"]]),
     # a name given twice runs once
     (["a", "a"], 2, {"a": 1}, [["a"], []]),
+    # a scenario on the newest ansible-core: one unit with the scenario (same node names), in
+    # one lane, the scenario first; its seconds are the scenario's until the table has its own
+    (["a@newest", "a", "b", "c"], 2, {"a": 10, "b": 12, "c": 9}, [["a", "a@newest"], ["b", "c"]]),
+    (["a@newest", "b"], 2, {"a": 10, "b": 12}, [["b"], ["a@newest"]]),
+    # ... and its own once a timing table has them
+    (["a@newest", "a", "b", "c"], 2, {"a": 10, "a@newest": 1, "b": 12, "c": 9}, [["b"], ["a", "a@newest", "c"]]),
+    # unknown scenario and end: DEFAULT_SECONDS each
+    (["z@newest", "z", "y"], 2, {}, [["z", "z@newest"], ["y"]]),
 ])
 def test_split(scenarios, lanes, seconds, expected):
     assert ml.split(scenarios, lanes, seconds) == expected
@@ -37,6 +45,10 @@ def test_split(scenarios, lanes, seconds, expected):
     (["a\nb"], 2),
     (["../x"], 2),
     ([""], 2),
+    (["a@oldest"], 2),
+    (["a@newest\n"], 2),
+    (["a@newest@newest"], 2),
+    (["@newest"], 2),
 ])
 def test_bad_input_is_refused(scenarios, lanes):
     with pytest.raises(ValueError):
@@ -49,8 +61,9 @@ def test_times_from_a_timing_table(tmp_path):
                      "molecule nvidia_driver\t700\tpassed\t/l/2.log\n"
                      "molecule os_tuning\t90\tFAILED\t/l/3.log\n"
                      "molecule bad name\t10\tpassed\t/l/4.log\n"
+                     "molecule nvidia_driver@newest\t650\tpassed\t/l/5.log\n"
                      "wall clock (static stages beside molecule)\t2000\twall\t\n")
-    assert ml.times_from(str(table)) == {"nvidia_driver": 700}
+    assert ml.times_from(str(table)) == {"nvidia_driver": 700, "nvidia_driver@newest": 650}
     assert ml.times_from(str(tmp_path / "missing.tsv")) == {}
     assert ml.times_from(None) == {}
 
