@@ -12,9 +12,15 @@ __metaclass__ = type
 
 
 def plain(value):
-    """Deep-copy Ansible's tagged/lazy containers into plain Python types."""
+    """Deep-copy Ansible's tagged/lazy containers into plain Python types.
+
+    A registered result of a skipped task carries ``skipped_reason`` beside ``skip_reason``;
+    ansible-core 2.20 deprecates the former and warns on every read of it, so it is not read where
+    ``skip_reason`` holds the same text (never the collection's own deprecation warning).
+    """
     if isinstance(value, dict):
-        return dict((str(k), plain(v)) for k, v in value.items())
+        return dict((str(k), plain(value[k])) for k in value
+                    if not (k == 'skipped_reason' and 'skip_reason' in value))
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, bool) or value is None:
