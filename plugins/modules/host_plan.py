@@ -152,8 +152,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(gpu=dict(type='dict', required=True), in_container=dict(type='bool', default=False),
-                           plan=dict(type='dict'),
+        argument_spec=dict(probe=dict(type='dict', required=True), in_container=dict(type='bool', default=False),
+                           plan=dict(type='dict'), made_from=dict(type='dict'),
                            strict=dict(type='bool', default=True),
                            settings_checks=dict(type='bool', default=False)),
         supports_check_mode=True,

@@ -68,8 +68,9 @@ def defaults():
 def check_config(promtool, work):
     hosts = []
     for name, hv, groups in (("gpu-01", {"ansible_host": "10.0.0.11", "gpuops_plan": {"roles": {"dcgm_exporter": {"run": True}}}}, ["gpu_nodes"]),
-                             ("gpu-02", {"ansible_host": "10.0.0.12"}, ["gpu_nodes"]),
-                             ("cpu-01", {"ansible_host": "10.0.0.21", "node_exporter_listen_address": "10.0.0.21:9101"}, [])):
+                             ("gpu-02", {"ansible_host": "10.0.0.12", "gpuops_plan": {}}, ["gpu_nodes"]),
+                             ("cpu-01", {"ansible_host": "10.0.0.21", "gpuops_plan": {"exporters": {"node_exporter": {
+                                 "listen_address": "10.0.0.21:9101"}}}}, [])):
         entry = prometheus_config.host_targets(name, hv, groups, "gpu_nodes")
         entry["name"] = name
         hosts.append(entry)
