@@ -51,12 +51,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.stack_status import status
 
 
 def python_stack_status(plan, verified=None, verify_enabled=True):
     try:
-        return status(dict(plan), dict(verified or {}), bool(verify_enabled))
+        # plain(): a skipped registered result is copied without its deprecated skipped_reason
+        return status(dict(plain(plan)), dict(plain(verified) or {}), bool(verify_enabled))
     except (TypeError, KeyError, ValueError) as exc:
         raise AnsibleFilterError('gpuops.dlserver.python_stack_status: %s' % exc)
 
