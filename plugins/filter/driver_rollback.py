@@ -54,7 +54,7 @@ options:
         C(drain) (C(none), C(started) for a drain that failed, C(done)), C(upgraded), C(role_started),
         C(failed_task), C(failed_action), C(failure), C(transaction) (nvidia_driver's restore record, or
         null), C(rebooted) (null when unknown) and C(reboot_issued) (where the reboot module failed, its
-        C(rebooted): true once the reboot command ran; null when unknown).
+        C(rebooted), true once the reboot command ran; null when unknown).
       - Left out, the host counts as drained, upgraded and not known to have rebooted.
     type: dict
   rolled_back:

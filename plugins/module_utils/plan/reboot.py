@@ -76,10 +76,10 @@ def lab_container(decision, seconds, in_container, lab_node):
     if decision['action'] != 'skipped':
         return decision
     why, _sep, not_owned = decision['reason'].partition(NOT_OWNED)
-    return dict(decision, action='reboot', timeout=seconds, command=LAB_COMMAND,
-                reason='%s; rebooting the lab container although %s: TEST-ONLY switch %s (`%s` stops the '
-                       'container; the handler waits %d s for it)' % (why, not_owned or 'the kernel is not its own',
-                                                                     LAB_SWITCH, LAB_COMMAND, seconds))
+    reason = ('%s; rebooting the lab container although %s: TEST-ONLY switch %s (`%s` stops the container; the '
+              'handler waits %d s for it)' % (why, not_owned or 'the kernel is not its own', LAB_SWITCH, LAB_COMMAND,
+                                              seconds))
+    return dict(decision, action='reboot', timeout=seconds, command=LAB_COMMAND, reason=reason)
 
 
 def _check(decision):
