@@ -10,7 +10,10 @@ meanings and the column "Resolution Bucket (Immediate Action)" (``action``), and
 list of XID numbers, ``nverror.h`` of NVIDIA's open GPU kernel modules (``NVERROR``), for the
 number of each: ``nverror`` names the row's symbol there. A row that could not be confirmed says
 what is missing in ``unconfirmed`` (None: confirmed). Any other number is reported as "see NVIDIA's
-XID catalogue". Every row carries ``source`` and ``read`` (the date it was read) as data.
+XID catalogue". Every row carries ``source`` and ``read`` (the date it was read) as data. On
+2026-12-07 the catalogue page came back here only as excerpts of its first rows (1-13); the actions
+of the later rows were read from two independent public copies of its table, which agree on every
+row used here.
 
 What the health check does with an XID follows from the catalogue's immediate action
 (``ACTION_VERDICT``): a GPU reset or a node reboot fails the node naming that action; the rest warn.
