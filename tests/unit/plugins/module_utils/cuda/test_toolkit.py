@@ -1,6 +1,7 @@
 """The cuda_toolkit role's decisions (plugins/module_utils/cuda/toolkit.py) and the filter
 gpuops.dlserver.cuda_toolkit_plan, from data/cuda_toolkit_cases.yml."""
 import os
+import re
 
 import pytest
 import yaml
@@ -83,7 +84,7 @@ def test_profile_puts_the_default_link_on_path_once():
 with open(os.path.join(HERE, "data", "cuda_table3.yml")) as _fh:
     TABLE3 = yaml.safe_load(_fh)
 GA_ROWS = dict((m.group(1), m.group(2)) for m in (
-    __import__("re").fullmatch(r"CUDA (\d+\.\d+) GA \| >=(\d+(?:\.\d+){1,2})", line)
+    re.fullmatch(r"CUDA (\d+\.\d+) GA \| >=(\d+(?:\.\d+){1,2})", line)
     for line in TABLE3["rows"].splitlines()) if m)
 
 
@@ -145,5 +146,5 @@ def test_a_pair_the_table_does_not_know_is_planned_by_the_minor_rule():
 def test_12_8_runs_from_table3s_minimum_in_full_mode():
     results, errors = toolkit.compatibility([(12, 8)], {"version": "570.26", "loaded": True}, "full")
     assert errors == [] and results["12.8"]["needs"] == "570.26"
-    _, errors = toolkit.compatibility([(12, 8)], {"version": "565.57.01", "loaded": True}, "full")
-    assert "570.26" in errors[0] and "12.8" in errors[0]
+    results, errors = toolkit.compatibility([(12, 8)], {"version": "565.57.01", "loaded": True}, "full")
+    assert results["12.8"]["ok"] is False and "570.26" in errors[0] and "12.8" in errors[0]
