@@ -152,16 +152,18 @@ XID_PAGE = tuple(sorted(XID_CRITICAL))
 # node. Reset, reboot and drain keep work off the GPU (fail); 5 (IMEX domain) is the domain's, not
 # this GPU's, and 0 (None) asks nothing: they warn. A code NVML does not list fails (unknown).
 RECOVERY_FAILING = ('reset', 'reboot', 'drain', 'unknown')
-RECOVERY_CODES = {
-    0: ('none', 'None'),
-    1: ('reset', 'GPU Reset Required'),
-    2: ('reboot', 'Node Reboot Required'),
-    3: ('drain', 'Drain P2P'),
-    4: ('reset', 'Drain and Reset'),
-    5: ('domain', 'Recover IMEX Domain'),
-    6: ('reset', 'Bus Reset'),
-    7: ('reboot', 'System Reboot'),
-}
+RECOVERY_CODES = dict(
+    (code, {'verdict': verdict, 'label': label, 'source': NVML_RECOVERY, 'read': READ})
+    for code, verdict, label in (
+        (0, 'none', 'None'),
+        (1, 'reset', 'GPU Reset Required'),
+        (2, 'reboot', 'Node Reboot Required'),
+        (3, 'drain', 'Drain P2P'),
+        (4, 'reset', 'Drain and Reset'),
+        (5, 'domain', 'Recover IMEX Domain'),
+        (6, 'reset', 'Bus Reset'),
+        (7, 'reboot', 'System Reboot'),
+    ))
 _RECOVERY_RE = re.compile(r'GPU recovery action changed from (0x[0-9a-fA-F]{1,8}) \(([^()\n]{0,60})\) '
                           r'to (0x[0-9a-fA-F]{1,8}) \(([^()\n]{0,60})\)')
 
@@ -177,7 +179,7 @@ def recovery_action(text):
     if not match:
         return None
     code = int(match.group(3), 16)
-    verdict = RECOVERY_CODES.get(code, ('unknown', None))[0]
+    verdict = RECOVERY_CODES.get(code, {'verdict': 'unknown'})['verdict']
     return {'code': code, 'label': match.group(4).strip(), 'verdict': verdict}
 
 

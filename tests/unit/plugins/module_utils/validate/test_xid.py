@@ -138,3 +138,10 @@ def test_prometheus_pages_the_same_xids():
     application = re.search(r'xid=~"([0-9|]+)"', alerts["GPUXidApplication"]).group(1).split("|")
     assert set(other) == set(page) | set(application)
     assert all(xid.XID_TABLE[int(n)]["verdict"] in ("application", "none") for n in application)
+
+
+def test_recovery_codes_are_sourced():
+    # NVML's nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset
+    assert [xid.RECOVERY_CODES[c]["verdict"] for c in range(5)] == ["none", "reset", "reboot", "drain", "reset"]
+    for row in xid.RECOVERY_CODES.values():
+        assert row["source"] == xid.NVML_RECOVERY and row["read"] == "2026-12-07"
