@@ -22,6 +22,9 @@ description:
   - Where the driver change itself failed, C(restored) when nvidia_driver put the node back (read back),
     else C(hold) saying whether the change was refused before anything changed, or what is unknown.
     Reasons say what happened (drained, upgraded, restored, rebooted), never what was only planned.
+  - Where the collection's reboot failed (C(failed_action) the reboot module), C(hold) saying that the
+    driver's change had finished before the reboot (the node is not as before), whether the host went
+    down and did not come back (C(reboot_issued)), and that what it runs is unknown.
 positional: _input, target, verdict, carried, summary, events
 options:
   _input:
@@ -50,7 +53,8 @@ options:
       - What actually happened to the host (C(plugins/module_utils/plan/rollback.py) EVENTS) - C(node),
         C(drain) (C(none), C(started) for a drain that failed, C(done)), C(upgraded), C(role_started),
         C(failed_task), C(failed_action), C(failure), C(transaction) (nvidia_driver's restore record, or
-        null) and C(rebooted) (null when unknown).
+        null), C(rebooted) (null when unknown) and C(reboot_issued) (where the reboot module failed, its
+        C(rebooted), true once the reboot command ran; null when unknown).
       - Left out, the host counts as drained, upgraded and not known to have rebooted.
     type: dict
   rolled_back:

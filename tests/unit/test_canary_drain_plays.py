@@ -141,3 +141,14 @@ def test_rolling_upgrade_without_a_cluster_says_nothing_is_drained(tmp_path):
     assert res.returncode == 0, out[-4000:]
     text = " ".join(out.split())
     assert "no Kubernetes cluster is configured" in text and "no host is drained" in text, text
+
+
+def test_rolling_upgrade_hosts_as_a_comma_list_keep_every_host_and_the_canary_first(tmp_path):
+    # -e gpuops_rolling_hosts=a,b: the batched play's pattern once dropped the first host of the list
+    # ('gpuops_canary:gpu-02' matched nothing), so gpu-02 was never upgraded and nothing said so
+    res, out = _run(tmp_path, _play("rolling_driver_upgrade.yml", ROLLING_TASKS), _inventory(),
+                    "gpuops_rolling_version=580.105.08", "gpuops_rolling_hosts=gpu-02,gpu-01")
+    assert res.returncode == 0, out[-4000:]
+    assert "canary (the first batch, alone): gpu-01" in " ".join(out.split())
+    assert _batches(out) == ["gpu-01", "gpu-02"], out[-3000:]
+    assert "Could not match supplied host pattern" not in out

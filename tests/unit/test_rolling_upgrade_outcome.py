@@ -42,10 +42,12 @@ def test_facts_are_set_where_things_happen():
     rescue = tasks[_index(names, "Keep what failed (and nvidia_driver's restore record, where its change failed)")]
     kept = rescue["ansible.builtin.set_fact"]
     assert "ansible_failed_result.transaction" in kept["__rolling_transaction"]
+    # the reboot module's own record: true once its reboot command ran (a reboot that did not come back)
+    assert "ansible_failed_result.rebooted" in kept["__rolling_reboot_issued"]
     decide = tasks[_index(names, "Decide - back into service, roll back, restored, or hold")]
     events = decide["vars"]["__rolling_events"]
     assert set(events) == {"node", "drain", "upgraded", "role_started", "change_began", "failed_task",
-                           "failed_action", "failure", "transaction", "rebooted"}
+                           "failed_action", "failure", "transaction", "rebooted", "reboot_issued"}
     # a host that was not upgraded is decided against the version asked for, never the previous one
     assert "else {'version': gpuops_rolling_version" in decide["vars"]["__rolling_after"]
     stats = tasks[_index(names, "Publish the host's outcome for the run summary")]["ansible.builtin.set_stats"]

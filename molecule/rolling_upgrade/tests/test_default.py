@@ -4,8 +4,12 @@ was rolled back to 580.95.05 and held, and stays cordoned in the TEST DOUBLE of 
 API (the lab has no cluster); the run stopped at roll-b and said why. Then the injected failures
 on roll-a (issue 34): a pin that cannot be written leaves everything as it was, a version the
 repository lacks is refused before any change, and an install
-that fails after the pin was rewritten and the holds released is restored and read back; both
-leave roll-a as it was (read again here) and drained, and say exactly that.
+that fails after the pin was rewritten and the holds released is restored and read back; they
+leave roll-a as it was (read by side_effect before and after them) and drained, and say exactly
+that. Last, a reboot that does not come back (the TEST-ONLY lab switch gpuops_lab_container_reboot
+stops roll-a's container): the run stops at roll-a saying the packages were changed before the
+reboot and what it runs is unknown, roll-b is not touched, and roll-a, started again by
+side_effect, has what the upgrade left (read here).
 
 Expectations are written here, never read from the playbook's own records."""
 
@@ -50,7 +54,11 @@ def test_the_run_stopped_at_roll_b_and_said_why():
 
 
 def test_driver_version_and_hold(host):
-    want = NEW if node_name(host) == "roll-a" else OLD
+    # roll-a: the rolling run left NEW (read by side_effect before the injected runs), then the
+    # injected reboot run changed it to OLD before its reboot did not come back
+    if node_name(host) == "roll-a":
+        assert "nvidia-driver-cuda %s%s hi" % (NEW, SUFFIX) in read("roll-a-before.txt")
+    want = OLD
     pkg = host.package("nvidia-driver-cuda")
     assert pkg.is_installed and pkg.version == want + SUFFIX
     held = host.check_output("dpkg --get-selections nvidia-driver-cuda")
@@ -59,6 +67,8 @@ def test_driver_version_and_hold(host):
 
 def test_status_file_names_the_version_and_what_the_repository_carries(host):
     status = json.loads(host.file("/etc/gpuops/nvidia_driver.json").content_string)
+    # roll-a: the injected reboot failed inside the role, before its status step, so the file still
+    # says what the run before it wrote - as that run's message says
     assert status["version"] == (NEW if node_name(host) == "roll-a" else OLD)
     assert set(status["repository_versions"]) >= {OLD, NEW}
 
@@ -117,15 +127,60 @@ def test_injected_install_failure_was_restored_and_said_so():
 
 def test_injected_runs_left_the_node_as_before(host):
     if node_name(host) == "roll-a":
-        assert host.check_output(STATE).strip() == read("roll-a-before.txt").strip()
+        # read on roll-a by side_effect before the injected runs and after them (before the reboot run)
+        before, after = read("roll-a-before.txt"), read("roll-a-after-injections.txt")
+        assert "Pin: version %s-*" % NEW in before
+        assert after.strip() == before.strip()
         assert not host.file("/etc/apt/apt.conf.d/99gpuops-test-double-fail-install").exists
         # the TEST-ONLY read-only bind mount of the pin-write run is gone
         assert "/etc/apt/preferences.d" not in host.check_output("findmnt -rn -o TARGET")
-        pin = host.file(PIN).content_string
-        assert "Pin: version %s-*" % NEW in pin
     else:
         # roll-b was not in the injected runs: still on its rollback
         assert "Pin: version %s-*" % OLD in host.file(PIN).content_string
+
+
+def test_injected_reboot_did_not_return_and_said_so():
+    out = read("inject-reboot.out")
+    # the collection's handler announced a real reboot, by the TEST-ONLY switch, and timed out
+    assert "gpuops.dlserver reboot for nvidia_driver: " in out
+    assert "TEST-ONLY switch gpuops_lab_container_reboot (`systemctl reboot` stops the container" in out
+    assert "Timed out waiting for last boot time check (timeout=20)" in out
+    assert "roll-a: hold - the host was rebooted to load driver %s and did not come back within the reboot " \
+           "timeout at " % OLD in out
+    assert "whether it comes back, and which driver it then runs, is unknown to this run" in out
+    assert "the reboot came after the driver's one-step change to %s had finished: its pins, holds and packages " \
+           "were changed (the node is not as before) and were not rolled back" % OLD in out
+    assert "the role's status file was not rewritten by this run" in out
+    assert "Kubernetes node roll-a stays cordoned; no rollback was tried" in out
+    assert "rolling driver upgrade stopped at roll-a" in out
+    assert "Hosts after this batch were not touched" in out
+    # nothing beyond what is known: not restored, not rolled back, not validated, no outcome for roll-b
+    for claim in ("restored to", "Restored to", "rolling back to", "rolled back to", "nothing to roll back to",
+                  "validation did not run", "validated (", "finished: every host passed", "roll-b: hold",
+                  "roll-b: uncordon", "roll-b: rollback", "roll-b: restored"):
+        assert claim not in out, claim
+
+
+def test_injected_reboot_stopped_the_container_and_left_the_upgrade(host):
+    if node_name(host) != "roll-a":
+        return
+    # side_effect read it before `docker start`: the reboot really stopped it
+    assert read("inject-reboot-container.txt").strip() == "running=false"
+    pkg = host.package("nvidia-driver-cuda")
+    assert pkg.version == OLD + SUFFIX
+    assert host.check_output("dpkg --get-selections nvidia-driver-cuda").split() == ["nvidia-driver-cuda", "hold"]
+    assert "Pin: version %s-*" % OLD in host.file(PIN).content_string
+
+
+def test_injected_reboot_fleet_summary_says_no_more_than_it_knows():
+    summary = json.loads(read("inject-reboot-summary.json"))
+    out = read("inject-reboot.out")
+    assert summary["failed"] == ["roll-a"]
+    assert summary["hosts"]["roll-a"]["changed"] > 0
+    # the later batch: probed and planned, never changed
+    assert summary["hosts"]["roll-b"]["changed"] == 0
+    assert "Failed: roll-a." in out
+    assert "already converged" not in out and "is converged" not in out
 
 
 def test_drain_evicted_the_workload_and_left_the_daemonset_pod(host):
@@ -134,7 +189,7 @@ def test_drain_evicted_the_workload_and_left_the_daemonset_pod(host):
     assert [p["metadata"]["name"] for p in pods] == ["dcgm-exporter-" + name]
 
 
-@pytest.mark.parametrize("mark", ["/run/gpuops-scenario-drained", "/run/gpuops-scenario-resumed"])
+@pytest.mark.parametrize("mark", ["/var/lib/gpuops-scenario-drained", "/var/lib/gpuops-scenario-resumed"])
 def test_hooks(host, mark):
     expected = node_name(host) == "roll-a" or mark.endswith("drained")
     assert host.file(mark).exists is expected

@@ -19,28 +19,47 @@ import re
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.cuda_match import MINOR_COMPAT_DRIVER
 
-# The driver each CUDA toolkit release ships with and was released for (its GA release, Linux
-# x86_64): NVIDIA's CUDA Toolkit release notes, table "CUDA Toolkit and Corresponding Driver
-# Versions"; the same driver is in the name of each release's runfile
-# (cuda_<toolkit>_<driver>_linux.run: cuda_12.4.0_550.54.14_linux.run, cuda_12.6.0_560.28.03_linux.run).
-# A driver at least this new runs everything the toolkit builds, PTX JIT included. Older drivers
-# of the same CUDA major run its builds through minor-version compatibility
+# The minimum driver of each CUDA toolkit release (its GA release, Linux x86_64): NVIDIA's CUDA
+# Toolkit release notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions", column "Toolkit
+# Driver Version", row "CUDA X.Y GA". A driver at least this new runs everything the toolkit builds,
+# PTX JIT included. This is the table's minimum, not the driver bundled in the release's runfile
+# (cuda_12.8.0_570.86.10_linux.run ships 570.86.10; Table 3 says CUDA 12.8 GA needs >=570.26).
+# Older drivers of the same CUDA major run its builds through minor-version compatibility
 # (MINOR_COMPAT_DRIVER, shared with python_env/cuda_match.py: 11 -> 450.80.02, 12 -> 525.60.13,
-# 13 -> 580). These are also the toolkit versions the role knows (there was no 12.7).
-RELEASE_DRIVER = {
-    (11, 8): (520, 61, 5),
-    (12, 0): (525, 60, 13),
-    (12, 1): (530, 30, 2),
-    (12, 2): (535, 54, 3),
-    (12, 3): (545, 23, 6),
-    (12, 4): (550, 54, 14),
-    (12, 5): (555, 42, 2),
-    (12, 6): (560, 28, 3),
-    (12, 8): (570, 86, 10),
-    (12, 9): (575, 51, 3),
-    (13, 0): (580, 65, 6),
-    (13, 1): (590, 44, 1),
-}
+# 13 -> 580). These are also the toolkit versions the role knows (there was no 12.7). Each row
+# carries its source and the date it was read, as data (docs/vendor-facts.md lists them).
+RELEASE_NOTES = 'https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html'
+RELEASE_NOTES_132 = 'https://docs.nvidia.com/cuda/archive/13.2.0/cuda-toolkit-release-notes/index.html'
+TABLE3 = "Table 3 'CUDA Toolkit and Corresponding Driver Versions', row 'CUDA %s GA', Linux x86_64"
+RELEASE_DRIVER_ROWS = tuple(
+    {'toolkit': toolkit_version, 'driver': driver, 'source': '%s, %s' % (url, TABLE3 % toolkit_version),
+     'read': '2026-12-07'}
+    for toolkit_version, driver, url in (
+        ('11.8', '520.61.05', RELEASE_NOTES),
+        ('12.0', '525.60.13', RELEASE_NOTES),
+        ('12.1', '530.30.02', RELEASE_NOTES),
+        ('12.2', '535.54.03', RELEASE_NOTES),
+        ('12.3', '545.23.06', RELEASE_NOTES),
+        ('12.4', '550.54.14', RELEASE_NOTES),
+        ('12.5', '555.42.02', RELEASE_NOTES),
+        ('12.6', '560.28.03', RELEASE_NOTES),
+        ('12.8', '570.26', RELEASE_NOTES),
+        ('12.9', '575.51.03', RELEASE_NOTES),
+        ('13.0', '580.65.06', RELEASE_NOTES),
+        ('13.1', '590.44.01', RELEASE_NOTES),
+        ('13.2', '595.45.04', RELEASE_NOTES_132),
+    ))
+
+
+def _numbers(text):
+    parts = tuple(int(p) for p in text.split('.'))
+    return parts + (0,) * (3 - len(parts))
+
+
+RELEASE_DRIVER = dict((tuple(int(p) for p in row['toolkit'].split('.')), _numbers(row['driver']))
+                      for row in RELEASE_DRIVER_ROWS)
+RELEASE_DRIVER_TEXT = dict((tuple(int(p) for p in row['toolkit'].split('.')), row['driver'])
+                           for row in RELEASE_DRIVER_ROWS)
 DRIVER_TABLE_SOURCE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' and "
                        "the CUDA Compatibility guide, 'Minor Version Compatibility'")
 
@@ -203,8 +222,10 @@ def wanted(inputs, platform):
 
 
 def _driver_text(numbers):
-    if not any(numbers[1:]):
-        return str(numbers[0])  # a whole branch (CUDA 13.x: 580)
+    """580 (a whole branch, CUDA 13.x), 570.26 (Table 3's CUDA 12.8 GA), 520.61.05."""
+    numbers = tuple(numbers)
+    while len(numbers) > 1 and not numbers[-1]:
+        numbers = numbers[:-1]
     return '.'.join('%02d' % n if i else str(n) for i, n in enumerate(numbers))
 
 
@@ -231,7 +252,20 @@ def compatibility(pairs, driver, mode):
         need = release if mode == 'full' else (minor or release)
         key = dotted(pair)
         if need is None:
-            results[key] = {'ok': True, 'needs': None, 'reason': 'no driver requirement known for CUDA %s' % key}
+            # Never "no requirement known": a pair the table does not know is refused, naming what
+            # would be planned (the minor-version rule of its major) or that nothing is known.
+            results[key] = {'ok': False, 'needs': None,
+                            'reason': 'CUDA %s is not in the table (%s)' % (key, DRIVER_TABLE_SOURCE)}
+            if mode == 'full' and minor:
+                errors.append('cuda_toolkit_driver_compat: full needs the minimum driver of CUDA %s from the CUDA '
+                              'release notes\' Table 3, which the collection does not have; use '
+                              'cuda_toolkit_driver_compat: minor (CUDA %d.x runs from driver %s, minor-version '
+                              'compatibility) or a toolkit of the table: %s'
+                              % (key, pair[0], _driver_text(minor), known_text()))
+            else:
+                errors.append('cuda_toolkit_versions: CUDA %s is in neither the CUDA release notes\' Table 3 nor the '
+                              'minor-version compatibility table (CUDA %d.x), so no driver is known to run it; list '
+                              'a toolkit of the table: %s' % (key, pair[0], known_text()))
             continue
         if said is None:
             results[key] = {'ok': True, 'needs': _driver_text(need),

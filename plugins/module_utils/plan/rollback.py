@@ -13,6 +13,9 @@
   what happened (drained or not, upgraded or not, restored or not, rebooted or not), never from
   what was planned.
 - :func:`rolled_back`: the decision after its rollback ran, from the status file read back.
+- A reboot that failed (the collection's reboot handler, ``failed_action`` the reboot module) is
+  said as such, whatever else happened: the reboot comes after the driver's change, so the node is
+  not as before; whether it came back, and which driver it runs, is unknown (``hold``).
 
 Pure functions, standard library only, Python 3.8+. Tested from
 ``tests/unit/plugins/module_utils/data/rollback_cases.yml``.
@@ -63,7 +66,10 @@ def k8s_node(node_name, hostname, in_k8s_group):
 
 DRAIN_STATES = ('none', 'started', 'done')
 EVENTS = {'node': '', 'drain': 'done', 'upgraded': True, 'role_started': True, 'change_began': True,
-          'failed_task': '', 'failed_action': '', 'failure': '', 'transaction': None, 'rebooted': None}
+          'failed_task': '', 'failed_action': '', 'failure': '', 'transaction': None, 'rebooted': None,
+          'reboot_issued': None}
+# The task names of the reboot module: a failure there is a reboot that did not happen or did not return.
+REBOOT_ACTIONS = ('ansible.builtin.reboot', 'ansible.legacy.reboot', 'reboot')
 
 
 def _flag(value, what, unknown=False):
@@ -90,6 +96,7 @@ def _events(events):
     for key in ('upgraded', 'role_started', 'change_began'):
         out[key] = _flag(out[key], key)
     out['rebooted'] = _flag(out['rebooted'], 'rebooted', unknown=True)
+    out['reboot_issued'] = _flag(out['reboot_issued'], 'reboot_issued', unknown=True)
     # only nvidia_driver's restore record counts: a failed resolve also returns a `transaction` (its
     # snapshot before any change), which says nothing was restored because nothing had changed
     if out['transaction'] in ('', 'None') or (isinstance(out['transaction'], dict)
@@ -123,7 +130,8 @@ def decide(previous, target, verdict, carried, summary='', events=None):
     role finished), ``role_started``, ``change_began`` (the role passed its read-only preflight and
     began its one-step change), ``failed_task``/``failed_action``/``failure`` (where the host
     failed), ``transaction`` (nvidia_driver's restore record where its change failed and was put
-    back) and ``rebooted`` (the boot id changed; None = unknown).
+    back), ``rebooted`` (the boot id changed; None = unknown) and ``reboot_issued`` (where the
+    reboot module failed: its ``rebooted``, true once the reboot command ran; None = unknown).
 
     Returns {'action': 'uncordon'|'rollback'|'restored'|'hold', 'version': str, 'uncordon': bool,
     'restored': bool, 'reason': str}. ``version`` is what the host runs after it ('unknown' where this
@@ -139,6 +147,8 @@ def decide(previous, target, verdict, carried, summary='', events=None):
     ev = _events(events)
     said = (': %s' % summary) if summary else ''
     was = ('driver %s' % previous) if previous else 'no driver installed by the role'
+    if ev['failed_action'] in REBOOT_ACTIONS:
+        return _reboot_failed(previous, target, ev, was)
     if not ev['upgraded']:
         return _not_upgraded(previous, target, ev, was)
     boot = '' if ev['rebooted'] is None else ('; rebooted' if ev['rebooted'] else '; not rebooted')
@@ -166,6 +176,35 @@ def decide(previous, target, verdict, carried, summary='', events=None):
     return {'action': 'rollback', 'version': previous, 'uncordon': False, 'restored': False,
             'reason': '%s; rolling back to the previous version %s, which the repository still carries: %s '
                       'until someone looks at it' % (failed, previous, stays), 'failed': failed, 'stays': stays}
+
+
+def _reboot_failed(previous, target, ev, was):
+    """The collection's reboot failed: it did not go down, or went down and did not come back in time."""
+    where = ' at "%s"' % ev['failed_task'] if ev['failed_task'] else ''
+    failure = (': %s' % str(ev['failure']).strip().rstrip('.')) if ev['failure'] else ''
+    if ev['reboot_issued'] is False:
+        what = ('the reboot to load driver %s failed before the host went down%s%s, so it was not rebooted and driver '
+                '%s is not loaded' % (target, where, failure, target))
+    elif ev['reboot_issued'] is True:
+        what = ('the host was rebooted to load driver %s and did not come back within the reboot timeout%s%s; whether '
+                'it comes back, and which driver it then runs, is unknown to this run' % (target, where, failure))
+    else:
+        what = ('the reboot to load driver %s failed%s%s; whether the host went down and which driver it runs is '
+                'unknown to this run' % (target, where, failure))
+    if ev['change_began'] and previous and numeric(previous) == numeric(target):
+        changed = ('the driver\'s one-step change had finished before the reboot, on the version the host already had '
+                   '(%s): its pins, holds and packages are for that version' % target)
+    elif ev['change_began']:
+        changed = ('the reboot came after the driver\'s one-step change to %s had finished: its pins, holds and '
+                   'packages were changed (the node is not as before) and were not rolled back' % target)
+    else:
+        changed = 'the driver\'s change had not begun, so its pins, holds and packages are as before (%s)' % was
+    record = ('the role\'s status file was written before the reboot' if ev['upgraded'] else
+              'the role\'s status file was not rewritten by this run (it says what the run before wrote)')
+    return {'action': 'hold', 'version': 'unknown', 'uncordon': False, 'restored': False,
+            'reason': '%s; %s; %s; %s; no rollback was tried: bring the host back, check what it has (`apt-mark '
+                      'showhold` or `dnf versionlock list`, `nvidia-smi`) and run the upgrade again' % (
+                          what, changed, record, cordon_text(ev, False))}
 
 
 def _not_upgraded(previous, target, ev, was):

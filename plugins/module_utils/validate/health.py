@@ -18,13 +18,14 @@ import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.versions import numeric_or_none
 from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_peaks import peak_for
-from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.xid import XID_CRITICAL, XID_MEANINGS
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.xid import (
+    RECOVERY_FAILING, VERDICT_TEXT, XID_TABLE, recovery_action)
 
 STATUSES = ('pass', 'warn', 'fail', 'skip')
 
 # XID meanings and the critical ones: validate/xid.py (the table, with its sources per row).
 
-_XID_RE = re.compile(r'NVRM: Xid \(PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (\d+)')
+_XID_RE = re.compile(r'NVRM: Xid \(PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (\d+)([^\n]*)')
 
 # Throttle reasons that must not be active at idle (NVML names, as the probe reports them).
 IDLE_THROTTLE_BAD = ('hw_slowdown', 'hw_thermal_slowdown', 'sw_thermal_slowdown', 'hw_power_brake_slowdown')
@@ -38,16 +39,32 @@ def check(name, status, value=None, expected=None, reason='', subject='host'):
 
 
 def parse_xids(text):
-    """XID events in kernel-log ``text``: [{'pci_bus_id', 'xid', 'meaning', 'cause', 'critical'}]."""
+    """XID events in kernel-log ``text``: [{'pci_bus_id', 'xid', 'meaning', 'cause', 'action',
+    'verdict', 'critical'}]. ``action`` is the catalogue's immediate action (validate/xid.py);
+    ``verdict`` what it asks (reset, reboot, application, none, unknown). An XID 154 line carries
+    the driver's own verdict (``GPU recovery action changed from ... to 0x2 (Node Reboot
+    Required)``): it is read from the line, with the driver's words in ``recovery``."""
     events = []
     for match in _XID_RE.finditer(text or ''):
         bus = match.group(1).lower()
         if len(bus) == 10:  # 0000:ca:00 without the function
             bus += '.0'
         number = int(match.group(2))
-        meaning, cause = XID_MEANINGS.get(number, ('XID %d' % number, "see NVIDIA's XID catalogue"))
-        events.append({'pci_bus_id': bus, 'xid': number, 'meaning': meaning, 'cause': cause,
-                       'critical': number in XID_CRITICAL})
+        row = XID_TABLE.get(number)
+        if row is None:
+            meaning, cause, action, verdict = 'XID %d' % number, "see NVIDIA's XID catalogue", None, 'unknown'
+        else:
+            meaning, cause, action, verdict = row['meaning'], row['cause'], row['action'], row['verdict']
+        event = {'pci_bus_id': bus, 'xid': number, 'meaning': meaning, 'cause': cause, 'action': action,
+                 'verdict': verdict, 'critical': verdict in ('reset', 'reboot')}
+        if verdict == 'driver':
+            recovery = recovery_action(match.group(3))
+            event['recovery'] = recovery
+            event['verdict'] = recovery['verdict'] if recovery else 'unknown'
+            event['critical'] = event['verdict'] in RECOVERY_FAILING
+            event['cause'] = ('the driver states: %s' % recovery['label'] if recovery
+                              else 'the driver\'s recovery action could not be read from the line')
+        events.append(event)
     return events
 
 
@@ -172,7 +189,9 @@ def check_memory_errors(gpu, counters, retired_page_limit):
 
 
 def check_xids(events, gpus):
-    """XIDs in the kernel log since boot: critical ones fail, the rest warn; each with its meaning."""
+    """XIDs in the kernel log since boot: those whose catalogue action is a GPU reset or a node
+    reboot fail naming it, and so does the driver's own verdict (XID 154, its latest line per GPU);
+    the rest warn; each with its meaning."""
     if events is None:
         return [check('xid', 'skip', None, 'none', 'the kernel log could not be read')]
     if not events:
@@ -185,11 +204,19 @@ def check_xids(events, gpus):
         if key in seen:
             continue
         seen.add(key)
-        count = sum(1 for e in events if (e['pci_bus_id'], e['xid']) == key)
+        same = [e for e in events if (e['pci_bus_id'], e['xid']) == key]
+        if event['xid'] == 154:
+            event = same[-1]  # the driver's latest verdict for this GPU
         subject = labels.get(event['pci_bus_id'], event['pci_bus_id'])
-        reason = '%s (%s): XID %d %s: %s' % (subject, event['pci_bus_id'], event['xid'], event['meaning'],
-                                             event['cause'])
-        out.append(check('xid', 'fail' if event['critical'] else 'warn', 'XID %d x%d' % (event['xid'], count),
+        if event.get('action') is None and 'recovery' not in event:
+            action = 'not in the table'
+        else:
+            action = event.get('action')
+        reason = '%s (%s): XID %d %s: %s (%s: %s)' % (
+            subject, event['pci_bus_id'], event['xid'], event['meaning'], event['cause'],
+            'driver verdict' if event['xid'] == 154 else 'catalogue action %s' % action,
+            VERDICT_TEXT.get(event['verdict'], VERDICT_TEXT['unknown']))
+        out.append(check('xid', 'fail' if event['critical'] else 'warn', 'XID %d x%d' % (event['xid'], len(same)),
                          'none', reason, subject))
     return out
 

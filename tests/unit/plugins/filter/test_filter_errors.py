@@ -51,6 +51,8 @@ BAD = {
     "probe_fleet": (({}, "gpu-01"), "probe_fleet"),
     "probe_report": ((None, "gpu-01"), "probe_report"),
     "python_stack_status": (("not a plan",), "python_stack_status"),
+    "reboot_lab_container": (({"needed": True, "action": "skipped", "reason": "x", "timeout": 60}, "20\n", True, True),
+                             "gpuops_lab_container_reboot"),
     "reboot_request": (({}, "os_tuning", {"action": "later"}), "reboot_request"),
     "reboot_served": (("not a request",), "reboot_served"),
     "render_nvidia_topo": (("not a topology",), "render_nvidia_topo"),

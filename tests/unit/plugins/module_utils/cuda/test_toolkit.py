@@ -1,6 +1,7 @@
 """The cuda_toolkit role's decisions (plugins/module_utils/cuda/toolkit.py) and the filter
 gpuops.dlserver.cuda_toolkit_plan, from data/cuda_toolkit_cases.yml."""
 import os
+import re
 
 import pytest
 import yaml
@@ -8,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.dlserver.plugins.filter.cuda_toolkit_plan import cuda_toolkit_plan
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import cuda_match
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(HERE, "data", "cuda_toolkit_cases.yml")) as _fh:
@@ -74,3 +76,75 @@ def test_profile_puts_the_default_link_on_path_once():
     assert '/usr/local/cuda/bin:${PATH}' in profile
     assert ldconf.endswith("/usr/local/cuda/lib64\n")
     assert "LD_LIBRARY_PATH" not in profile
+
+
+# NVIDIA CUDA Toolkit release notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions"
+# (data/cuda_table3.yml, with its SOURCE): every GA row quoted there is the toolkit's row here,
+# the table's minimum and not the driver of the release's runfile.
+with open(os.path.join(HERE, "data", "cuda_table3.yml")) as _fh:
+    TABLE3 = yaml.safe_load(_fh)
+GA_ROWS = dict((m.group(1), m.group(2)) for m in (
+    re.fullmatch(r"CUDA (\d+\.\d+) GA \| >=(\d+(?:\.\d+){1,2})", line)
+    for line in TABLE3["rows"].splitlines()) if m)
+
+
+@pytest.mark.parametrize("version", sorted(GA_ROWS))
+def test_release_driver_is_table3s_minimum(version):
+    pair = toolkit.parse_version(version, "v")
+    # 12.8: Table 3 "CUDA 12.8 GA | >=570.26"; the 12.8.0 runfile bundles 570.86.10
+    assert toolkit.RELEASE_DRIVER_TEXT.get(pair) == GA_ROWS[version], version
+    assert toolkit.RELEASE_DRIVER[pair] == toolkit._numbers(GA_ROWS[version])  # pylint: disable=protected-access
+
+
+def test_every_row_carries_its_source_and_date():
+    assert len(GA_ROWS) >= 6
+    for row in toolkit.RELEASE_DRIVER_ROWS:
+        assert row["source"].startswith("https://docs.nvidia.com/cuda/") and "Table 3" in row["source"], row
+        assert row["read"] == "2026-12-07" and "CUDA %s GA" % row["toolkit"] in row["source"]
+
+
+def test_the_newest_table3_release_and_pytorchs_newest_cuda_are_known():
+    newest = max(GA_ROWS, key=lambda v: toolkit.parse_version(v, "v"))
+    assert toolkit.parse_version(newest, "v") in toolkit.RELEASE_DRIVER
+    # python_env/cuda_match.py already picks cu132 wheels (torch 2.12-2.14): CUDA 13.2 is a toolkit here too
+    tags = [t for row in cuda_match.TORCH_CUDA_TAGS.values() for t in row]
+    pairs = [(int(t[2:-1]), int(t[-1])) for t in tags]
+    assert max(pairs) in toolkit.RELEASE_DRIVER, max(pairs)
+
+
+def test_driver_text_is_the_tables():
+    assert toolkit._driver_text((570, 26, 0)) == "570.26"  # pylint: disable=protected-access
+    assert toolkit._driver_text((580, 0, 0)) == "580"  # pylint: disable=protected-access
+    assert toolkit._driver_text((520, 61, 5)) == "520.61.05"  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("pair, mode, words", [
+    # Ubuntu 22.04's nvidia-cuda-toolkit 11.5: no Table 3 row here, full mode cannot be planned
+    ((11, 5), "full", ["cuda_toolkit_driver_compat: full", "11.5", "minor", "450.80.02"]),
+    # a major with no minor-version compatibility row and no Table 3 row: refused in both modes
+    ((14, 0), "minor", ["cuda_toolkit_versions", "14.0", "neither"]),
+    ((14, 0), "full", ["cuda_toolkit_versions", "14.0", "neither"]),
+])
+@pytest.mark.parametrize("driver", [{"version": "595.45.04", "loaded": True}, {}])
+def test_a_pair_the_table_does_not_know_is_refused(pair, mode, words, driver):
+    results, errors = toolkit.compatibility([pair], driver, mode)
+    assert results[toolkit.dotted(pair)]["ok"] is False
+    assert "no driver requirement known" not in str(results)
+    assert len(errors) == 1
+    for word in words:
+        assert word in errors[0], (word, errors[0])
+
+
+def test_a_pair_the_table_does_not_know_is_planned_by_the_minor_rule():
+    # 11.5 in minor mode: same major, driver at or above the major's minimum
+    results, errors = toolkit.compatibility([(11, 5)], {"version": "450.80.02", "loaded": True}, "minor")
+    assert errors == [] and results["11.5"]["ok"] and results["11.5"]["needs"] == "450.80.02"
+    results, errors = toolkit.compatibility([(11, 5)], {"version": "450.36.06", "loaded": True}, "minor")
+    assert results["11.5"]["ok"] is False and "450.80.02" in errors[0]
+
+
+def test_12_8_runs_from_table3s_minimum_in_full_mode():
+    results, errors = toolkit.compatibility([(12, 8)], {"version": "570.26", "loaded": True}, "full")
+    assert errors == [] and results["12.8"]["needs"] == "570.26"
+    results, errors = toolkit.compatibility([(12, 8)], {"version": "565.57.01", "loaded": True}, "full")
+    assert results["12.8"]["ok"] is False and "570.26" in errors[0] and "12.8" in errors[0]

@@ -4,7 +4,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.reboot import add_request, decide, served
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.reboot import add_request, decide, lab_container, served
 
 with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "reboot_cases.yml")) as _fh:
     CASES = yaml.safe_load(_fh)
@@ -58,3 +58,43 @@ def test_served_clears_and_remembers():
 def test_bad_decision_is_refused():
     with pytest.raises(ValueError):
         add_request({}, "os_tuning", {"action": "later"})
+
+
+with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "reboot_lab_cases.yml")) as _fh:
+    LAB_CASES = yaml.safe_load(_fh)
+
+
+@pytest.mark.parametrize("case", LAB_CASES, ids=[c["name"] for c in LAB_CASES])
+def test_lab_container_table(case):
+    d = case["decide"]
+    decision = decide(d["needed"], d["why"], d["allowed"], "x_reboot", d["host_owned"], d.get("not_owned_reason", ""))
+    result = lab_container(decision, case["seconds"], case["in_container"], case["lab_node"])
+    assert result["action"] == case["action"]
+    assert result["timeout"] == case["timeout"]
+    assert result.get("command", "") == case["command"]
+    assert result["needed"] is d["needed"]
+    for text in case["reasons"]:
+        assert text in result["reason"]
+    for text in case.get("absent", []):
+        assert text not in result["reason"]
+
+
+@pytest.mark.parametrize("seconds", [True, -1, 3601, "20", "20\n", None, 1.5])
+def test_lab_container_refuses_what_is_not_seconds(seconds):
+    decision = decide(True, "driver", True, "x_reboot", host_owned=False)
+    with pytest.raises(ValueError, match="gpuops_lab_container_reboot"):
+        lab_container(decision, seconds, True, True)
+
+
+def test_lab_reboot_request_carries_the_command_and_timeout_and_served_clears_them():
+    lab = lab_container(decide(True, "driver", True, "nvidia_driver_reboot", host_owned=False), 20, True, True)
+    request = add_request({}, "nvidia_driver", lab)
+    assert request["command"] == "systemctl reboot"
+    assert request["timeout"] == 20
+    assert "TEST-ONLY switch gpuops_lab_container_reboot" in request["message"]
+    assert served(request)["command"] == ""
+
+
+def test_a_request_without_a_lab_decision_has_no_command():
+    request = add_request({}, "os_tuning", decide(True, "iommu=pt", True, "os_tuning_reboot"))
+    assert request["command"] == ""

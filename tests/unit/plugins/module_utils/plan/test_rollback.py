@@ -54,6 +54,7 @@ def test_rolled_back_leaves_other_decisions():
     ({"transaction": "restored"}, "transaction"),
     ({"upgraded": "perhaps"}, "upgraded"),
     ({"rebooted": "maybe"}, "rebooted"),
+    ({"reboot_issued": "true\n yes"}, "reboot_issued"),
 ])
 def test_decide_refuses_bad_events(events, word):
     with pytest.raises(ValueError) as info:
