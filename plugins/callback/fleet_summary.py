@@ -107,6 +107,8 @@ class CallbackModule(CallbackBase):
         self.includes = {}
         # host -> the failures of its tasks, each attributed to the role and step that failed
         self.failures = {}
+        # play uuid -> {"name", "targets": hosts of the play, "reached": hosts of the batches that ran}
+        self.plays = {}
         self.dry_run = bool(context.CLIARGS.get("check", False))
 
     # ------------------------------------------------------------------ events
@@ -187,6 +189,23 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_play_start(self, play):
         if getattr(play, "check_mode", False) is True:
             self.dry_run = True
+        # Called once per batch of a play with `serial`, with the inventory restricted to the batch:
+        # the play's hosts (within --limit) and the batch's. A host of a play none of whose batches
+        # ran (the play stopped after an earlier batch failed) is "not reached", never "converged".
+        try:
+            inventory = play.get_variable_manager()._inventory  # pylint: disable=protected-access
+            targets = set(h.name for h in inventory.get_hosts(play.hosts, ignore_restrictions=True))
+            batch = set(h.name for h in inventory.get_hosts(play.hosts))
+        except (AttributeError, TypeError, ValueError):
+            return
+        record = self.plays.setdefault(getattr(play, "_uuid", id(play)), {
+            "name": play.get_name(), "targets": set(), "reached": set()})
+        record["targets"] |= targets
+        record["reached"] |= batch
+
+    def not_reached(self, host):
+        """The names of the plays that listed ``host`` but whose batches stopped before it."""
+        return sorted(set(p["name"] for p in self.plays.values() if host in p["targets"] - p["reached"]))
 
     def v2_runner_on_ok(self, result):
         self._count(result, "ok")
@@ -212,13 +231,13 @@ class CallbackModule(CallbackBase):
             records[host] = self.host_record(host, summary, self.roles.get(host, {}),
                                              (custom.get(host) or {}).get("gpuops_summary"), self.reboots.get(host),
                                              self.dry_run, self.made.get(host, 0), self.includes.get(host, 0),
-                                             self.failures.get(host))
+                                             self.failures.get(host), self.not_reached(host))
             self._display.display(self.overview_line(records[host]))
         for host in hosts:
             summary = self.totals(stats.summarize(host), self.roles.get(host, {}))
             for line in self.host_lines(host, summary, self.roles.get(host, {}),
                                         (custom.get(host) or {}).get("gpuops_summary"), self.dry_run,
-                                        self.made.get(host, 0), self.failures.get(host)):
+                                        self.made.get(host, 0), self.failures.get(host), self.not_reached(host)):
                 self._display.display(line)
         document = self.fleet_document(records, self.dry_run)
         self._display.display(self.final_line(document))
@@ -263,7 +282,7 @@ class CallbackModule(CallbackBase):
                 "would_fail": sorted(probe.get("would_fail") or [])}
 
     @staticmethod
-    def state_of(summary, dry_run=False, made=0, unknown=(), probe=None):
+    def state_of(summary, dry_run=False, made=0, unknown=(), probe=None, not_reached=()):
         """``(state, text)`` of a host from its task counts; in a dry run, ``made`` of its changes were
         made by tasks outside check mode (the rest are predictions), ``unknown`` names the roles the
         dry run did not inspect (never "converged" while any is unknown) and ``probe`` is what the probe
@@ -273,6 +292,11 @@ class CallbackModule(CallbackBase):
             return "unreachable", "UNREACHABLE"
         if summary.get("failures"):
             return "failed", "FAILED"
+        if not_reached:
+            # the play stopped before this host's batch: nothing of it ran here, so nothing is known of it
+            return "not reached", "NOT REACHED by %s (the play stopped before this host's batch; %s)" % (
+                ", ".join("play '%s'" % name for name in not_reached),
+                "%d change(s) by the plays that ran" % changed if changed else "nothing changed by the plays that ran")
         if dry_run:
             note = "; %d change(s) made outside check mode" % made if made else ""
             predicted = changed - made
@@ -291,14 +315,14 @@ class CallbackModule(CallbackBase):
 
     @classmethod
     def host_record(cls, host, summary, roles, published, reboot=None, dry_run=False, made=0, includes=0,
-                    failures=None):
+                    failures=None, not_reached=()):
         """What the summary says of one host, as data (the overview line and the JSON)."""
         published = published or {}
         plan = published.get("plan") or {}
         gpu = published.get("gpu") or {}
         unknown = cls.unknown_roles(published) if dry_run else []
         predicted = cls.probe_predictions(published) if dry_run else {"would_change": [], "would_fail": []}
-        state, text = cls.state_of(summary, dry_run, made, unknown, predicted)
+        state, text = cls.state_of(summary, dry_run, made, unknown, predicted, not_reached)
         drv = gpu.get("driver") or {}
         pending = dict((role, (v or {}).get("action")) for role, v in ((reboot or {}).get("pending") or {}).items())
         validation = published.get("validate") or {}
@@ -313,6 +337,7 @@ class CallbackModule(CallbackBase):
             "unknown": unknown,
             "predicted": predicted,
             "failures": [dict((k, v) for k, v in f.items() if k != "counted_for") for f in failures or []],
+            "not_reached": list(not_reached),
             "roles": dict((role, {"state": st, "text": detail})
                           for role, st, detail in cls.role_rows(roles, plan, state, failures)),
         }
@@ -348,7 +373,8 @@ class CallbackModule(CallbackBase):
                 "predicted": dict((h, records[h]["predicted"]) for h in hosts
                                   if any((records[h].get("predicted") or {}).values())),
                 "failed": [h for h in hosts if records[h]["state"] == "failed"],
-                "unreachable": [h for h in hosts if records[h]["state"] == "unreachable"]}
+                "unreachable": [h for h in hosts if records[h]["state"] == "unreachable"],
+                "not_reached": [h for h in hosts if records[h]["state"] == "not reached"]}
 
     @staticmethod
     def outcome_sentence(document):
@@ -385,6 +411,8 @@ class CallbackModule(CallbackBase):
             parts.append("Unreachable: %s." % ", ".join(document["unreachable"]))
         if document["failed"]:
             parts.append("Failed: %s." % ", ".join(document["failed"]))
+        if document.get("not_reached"):
+            parts.append("Not reached (their batch never ran): %s." % ", ".join(document["not_reached"]))
         if parts:
             if document["changed"]:
                 parts.append("%d change(s) made (on %s)." % (
@@ -510,11 +538,11 @@ class CallbackModule(CallbackBase):
             (published or {}).get("security_updates_take") or "set nvidia_driver_version and run the rolling upgrade")
 
     @classmethod
-    def host_lines(cls, host, summary, roles, published, dry_run=False, made=0, failures=None):
+    def host_lines(cls, host, summary, roles, published, dry_run=False, made=0, failures=None, not_reached=()):
         """Text lines for one host. ``published`` is what site.yml gave set_stats."""
         unknown = cls.unknown_roles(published) if dry_run else []
         predicted = cls.probe_predictions(published) if dry_run else None
-        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made, unknown, predicted)[1])]
+        lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made, unknown, predicted, not_reached)[1])]
         published = published or {}
         plan = published.get("plan") or {}
         for line in cls.hardware_lines(published.get("gpu"), plan):

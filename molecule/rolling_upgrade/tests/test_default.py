@@ -177,8 +177,11 @@ def test_injected_reboot_fleet_summary_says_no_more_than_it_knows():
     out = read("inject-reboot.out")
     assert summary["failed"] == ["roll-a"]
     assert summary["hosts"]["roll-a"]["changed"] > 0
-    # the later batch: probed and planned, never changed
+    # the later batch: probed and planned, never changed, and never reached by the upgrade's play
     assert summary["hosts"]["roll-b"]["changed"] == 0
+    assert summary["hosts"]["roll-b"]["state"] == "not reached"
+    assert summary["not_reached"] == ["roll-b"]
+    assert "roll-b: NOT REACHED by play" in out and "roll-b: converged" not in out
     assert "Failed: roll-a." in out
     assert "already converged" not in out and "is converged" not in out
 

@@ -474,3 +474,42 @@ def test_a_rescued_failure_is_not_the_hosts_failure():
     rows = CallbackModule.role_rows(callback.roles["gpu-a"], {}, state, callback.failures["gpu-a"])
     assert rows == [("nvidia_driver", "rescued", "rescued after FAILED in Apply the driver change: apt: held broken "
                                                  "packages (1 tasks, 1 changed)")]
+
+
+BATCHED = """- name: probe
+  hosts: all
+  gather_facts: false
+  tasks:
+    - ansible.builtin.debug: {msg: probed}
+- name: batched
+  hosts: all
+  gather_facts: false
+  serial: 1
+  max_fail_percentage: 0
+  tasks:
+    - ansible.builtin.fail: {msg: the canary failed}
+      when: inventory_hostname == 'roll-a'
+"""
+
+
+def test_a_host_whose_batch_never_ran_is_not_reached_never_converged(tmp_path):
+    """Issue 34 (found by the reboot injection): the rolling upgrade stopped after roll-a's batch and the
+    summary said `roll-b: converged, nothing changed` although the play never reached roll-b."""
+    import subprocess
+    import sys
+    repo = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
+    (tmp_path / "pb.yml").write_text(BATCHED)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(repo, ".cache", "collections"),
+               ANSIBLE_CALLBACKS_ENABLED="gpuops.dlserver.fleet_summary", ANSIBLE_NOCOLOR="1",
+               GPUOPS_FLEET_SUMMARY_JSON=str(tmp_path / "summary.json"))
+    res = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "roll-a,roll-b,",
+                          "-c", "local", "-e", "ansible_python_interpreter=%s" % sys.executable, str(tmp_path / "pb.yml")],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+    out = res.stdout
+    assert res.returncode != 0, out
+    summary = out.split("GPUOPS FLEET SUMMARY", 1)[1]
+    assert "roll-b: NOT REACHED by play 'batched' (the play stopped before this host's batch; nothing changed by " \
+           "the plays that ran)" in summary, summary
+    assert "roll-b: converged" not in summary
+    assert summary.rstrip().splitlines()[-1] == "Failed: roll-a. Not reached (their batch never ran): roll-b. " \
+                                                "See the errors above.", summary
