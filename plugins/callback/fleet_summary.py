@@ -84,8 +84,8 @@ COMMON_STEPS = {
 }
 # What the callback counts per host and role ("ignored": failures the task ignores, not the role's).
 COUNT_KEYS = ("ok", "changed", "skipped", "failed", "ignored", "unreachable")
-# <anything>/roles/<role>/tasks/<file>:<line> (Task.get_path() of a role's task)
-_TASK_PATH_RE = re.compile(r"(?:.*/)?roles/([A-Za-z0-9_.]+)/tasks/([^:]+):([0-9]+)")
+# <anything>/roles/<role>/(tasks|handlers)/<file>:<line> (Task.get_path() of a role's task or handler)
+_TASK_PATH_RE = re.compile(r"(?:.*/)?roles/([A-Za-z0-9_.]+)/(tasks|handlers)/([^:]+):([0-9]+)")
 
 
 class CallbackModule(CallbackBase):
@@ -140,12 +140,14 @@ class CallbackModule(CallbackBase):
         ``{role, for, step, where}``. A task of ``common`` is the common step's (its file says which),
         included for ``parent``; a task of a playbook has role None."""
         match = _TASK_PATH_RE.fullmatch(path or "")
-        where = "roles/%s/tasks/%s:%s" % match.groups() if match else (path or None)
+        where = "roles/%s/%s/%s:%s" % match.groups() if match else (path or None)
         if role is None:
             return {"role": None, "for": None, "step": "playbook task", "where": where}
-        step = "tasks/%s" % match.group(2) if match else "its tasks"
-        if role == PRIVATE_ROLE:
-            step = COMMON_STEPS.get(match.group(2).rsplit("/", 1)[-1], step) if match else step
+        step = "%s/%s" % match.group(2, 3) if match else "its tasks"
+        if role == PRIVATE_ROLE and match:
+            # common's handler is the collection's one reboot handler (roles/common/handlers/main.yml)
+            step = COMMON_STEPS.get(match.group(3).rsplit("/", 1)[-1], step) if match.group(2) == "tasks" else \
+                "reboot handler" if match.group(3) == "main.yml" else step
         return {"role": role, "for": parent if role == PRIVATE_ROLE else None, "step": step, "where": where}
 
     @classmethod
