@@ -166,3 +166,53 @@ def test_the_plan_stands_for_a_role_with_the_same_inputs_not_for_other_inputs(tm
     assert got["current"] is want, got
     if not want:
         assert got["reason"] == "the plan was made from other inputs of node_exporter than this role sees"
+
+
+CLEARED = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: gpuops.dlserver.common
+        tasks_from: gpu.yml
+    - name: Take a GPU out of the tree, and forget the facts (as a user or a scenario does)
+      ansible.builtin.file:
+        path: "{{ gpuops_sysfs_root }}/bus/pci/devices/{{ gpu }}"
+        state: absent
+    - ansible.builtin.meta: clear_facts
+    - name: A role's preflight after the facts were cleared
+      ansible.builtin.include_role:
+        name: gpuops.dlserver.common
+        tasks_from: preflight.yml
+      vars:
+        __common_role: node_exporter
+    - ansible.builtin.include_role:
+        name: gpuops.dlserver.common
+        tasks_from: gpu.yml
+    - ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ {'gpu': ansible_facts.gpuops_gpu, 'plan': gpuops_plan} | to_json }}"
+"""
+
+
+def test_facts_cleared_in_a_run_are_probed_again_and_the_plan_follows(tmp_path):
+    """meta: clear_facts drops ansible_facts.gpuops_gpu: the next role probes again (the run-only probe
+    alone would keep a plan the facts no longer back)."""
+    sysfs = _tree(tmp_path, "sys8")
+    gpu = sorted(os.listdir(os.path.join(sysfs, "bus", "pci", "devices")))
+    spec = build_sysfs.load_spec(build_sysfs.host_dir("hgx-h100-8gpu"))
+    last = [d["addr"] for d in spec["devices"] if d.get("id", "").startswith("10de:")
+            and d.get("class", "").startswith("0x03")][-1]
+    assert last in gpu
+    (tmp_path / "pb.yml").write_text(CLEARED)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
+               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1", ANSIBLE_INJECT_FACT_VARS="False")
+    out = tmp_path / "cleared.json"
+    res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                          str(tmp_path / "pb.yml"), "-e", "ansible_python_interpreter=%s" % sys.executable,
+                          "-e", "out=%s" % out, "-e", "gpu=%s" % last,
+                          "-e", json.dumps({"gpuops_sysfs_root": sysfs, "gpuops_nvml": "disabled"})],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    got = json.loads(out.read_text())
+    assert got["gpu"]["gpu_count"] == 7
+    assert got["plan"]["host"]["gpu_count"] == 7
