@@ -15,7 +15,7 @@ def test_the_page_is_what_the_generator_writes(capsys):
 
 
 def test_every_row_of_every_registered_table_has_source_and_read():
-    for entry in vendor_facts.TABLES:
+    for entry in vendor_facts.registered():
         rows = vendor_facts.table_rows(entry)
         assert rows, entry[0]
         for key, _values, source, read in rows:
@@ -56,3 +56,20 @@ def test_a_row_without_read_date_or_source_fails_naming_it(tmp_path, capsys):
     finally:
         vendor_facts.TABLES = original
     assert "Fake, row B: no read date" in capsys.readouterr().err
+
+
+def test_a_table_this_checkout_lacks_is_named_as_not_listed_and_one_it_has_is_listed():
+    original = vendor_facts.OPTIONAL
+    present = ("Volcano again", "plugins/module_utils/kubernetes/volcano_tables.py", "COMPATIBILITY_ROWS", "x",
+               vendor_facts._volcano)
+    absent = ("Missing", "plugins/module_utils/kubernetes/volcano_tables.py", "NO_SUCH_TABLE", "y", lambda: [])
+    vendor_facts.OPTIONAL = (("kubernetes.volcano_tables", "COMPATIBILITY_ROWS", present),
+                             ("kubernetes.volcano_tables", "NO_SUCH_TABLE", absent),
+                             ("python_env.no_such_module", "ROWS", absent))
+    try:
+        assert present in vendor_facts.registered() and absent not in vendor_facts.registered()
+        names = [row[1] for row in vendor_facts.pending()]
+        assert names.count("NO_SUCH_TABLE") == 2
+        assert "COMPATIBILITY_ROWS" not in names
+    finally:
+        vendor_facts.OPTIONAL = original
