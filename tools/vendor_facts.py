@@ -101,6 +101,7 @@ TABLES = (
      'COMPATIBILITY_ROWS', 'which Kubernetes minors the volcano role accepts for a Volcano release', _volcano),
 )
 
+
 def _optional(module, attribute):
     """The table ``module.attribute`` where this checkout has it, else None (a table another change adds)."""
     try:
@@ -219,7 +220,7 @@ def render(tables=None, pending_tables=None):
 
 
 def main(argv=None, repo=REPO):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description='Generate docs/vendor-facts.md from the vendor tables.')
     parser.add_argument('--check', action='store_true')
     args = parser.parse_args(argv)
     try:

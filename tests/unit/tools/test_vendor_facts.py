@@ -3,6 +3,8 @@ drifts from the tables, or a registered table with a row lacking its source or r
 import importlib.util
 import os
 
+import pytest
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 _SPEC = importlib.util.spec_from_file_location("vendor_facts", os.path.join(REPO, "tools", "vendor_facts.py"))
 vendor_facts = importlib.util.module_from_spec(_SPEC)
@@ -38,12 +40,9 @@ def test_a_row_without_read_date_or_source_fails_naming_it(tmp_path, capsys):
             ("C", {"v": 3}, "", "2026-12-07"),
             ("D", {"v": 4}, "s", "2026-12-07\n")]
     table = ("Fake", "plugins/module_utils/fake.py", "FAKE", "nothing", lambda: rows)
-    try:
+    with pytest.raises(vendor_facts.VendorFactsError) as raised:
         vendor_facts.render(tables=(table,))
-    except vendor_facts.VendorFactsError as exc:
-        text = str(exc)
-    else:
-        raise AssertionError("a row without a read date was accepted")
+    text = str(raised.value)
     assert "Fake, row B: no read date" in text
     assert "Fake, row C: no source" in text
     assert "Fake, row D: no read date" in text
