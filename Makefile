@@ -8,6 +8,7 @@
 #   make publish-check   galaxy-importer, antsibull-docs lint, ansible-builder on the built tarball
 #   make ee-context      the execution environment's build context with the built tarball (.cache/ee)
 #   make role-readmes    regenerate roles/<role>/README.md from docs/roles and argument_specs
+#   make vendor-facts    regenerate docs/vendor-facts.md from the vendor tables
 #   make release VERSION=x.y.z   cut a release (docs/release.md)
 #
 SHELL := /bin/bash
@@ -44,7 +45,7 @@ export PATH := $(BIN):$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help setup setup-newest sanity-newest unit-newest lab lab-down lab-status test times lint yamllint ansible-lint sanity unit target-python promtool molecule bench-fleet bench-python-stack \
-	molecule-prep molecule-services mirror-doubles molecule-lanes molecule-one lab-images build publish-setup publish-check ee-context role-readmes release volcano-render
+	molecule-prep molecule-services mirror-doubles molecule-lanes molecule-one lab-images build publish-setup publish-check ee-context role-readmes vendor-facts release volcano-render
 
 help:
 	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
@@ -318,6 +319,10 @@ ee-context: build publish-setup
 ## role-readmes: roles/<role>/README.md from docs/roles/<role>.md + meta/argument_specs.yml
 role-readmes: setup
 	$(BIN)/python tools/role_readme.py
+
+## vendor-facts: docs/vendor-facts.md from the vendor tables in plugins/module_utils (rows, sources, read dates)
+vendor-facts: setup
+	$(BIN)/python tools/vendor_facts.py
 
 ## release: VERSION=x.y.z — version bump, CHANGELOG.rst from the fragments, READMEs, tarball, import check
 release: setup publish-setup

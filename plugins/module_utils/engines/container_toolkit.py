@@ -38,6 +38,8 @@ BULLETIN_2025_01 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5599'
 BULLETIN_2025_02 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5616'
 BULLETIN_2025_07 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5659'
 BULLETIN_2026_06 = 'https://nvidia.custhelp.com/app/answers/detail/a_id/5850'
+# The date every row below was last read against its bulletin (docs/vendor-facts.md lists the rows).
+READ = '2026-12-07'
 
 # The data: one row per CVE. ``fixed`` is the first NVIDIA Container Toolkit release (all four
 # packages share the version) that is not affected; ``severity`` is the CVSS v3.1 base severity
@@ -50,38 +52,38 @@ VULNERABILITIES = [
     {'cve': 'CVE-2024-0132', 'severity': 'critical',
      'summary': 'time-of-check time-of-use race: a crafted container image escapes to the host '
                 '(container escape; not in CDI mode)',
-     'fixed': '1.16.2', 'source': BULLETIN_2024_09},
+     'fixed': '1.16.2', 'source': BULLETIN_2024_09, 'read': READ},
     {'cve': 'CVE-2024-0133', 'severity': 'medium',
      'summary': 'a crafted container image creates empty files or directories on the host file system',
-     'fixed': '1.16.2', 'source': BULLETIN_2024_09},
+     'fixed': '1.16.2', 'source': BULLETIN_2024_09, 'read': READ},
     {'cve': 'CVE-2024-0134', 'severity': 'medium',
      'summary': 'a crafted container image creates unauthorized files on the host',
-     'fixed': '1.17.0', 'source': BULLETIN_2024_10},
+     'fixed': '1.17.0', 'source': BULLETIN_2024_10, 'read': READ},
     {'cve': 'CVE-2024-0135', 'severity': 'high',
      'summary': 'a crafted container image modifies a host binary (improper isolation)',
-     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01, 'read': READ},
     {'cve': 'CVE-2024-0136', 'severity': 'high',
      'summary': 'a crafted container image gives untrusted code read and write access to host devices '
                 '(non-default configuration only)',
-     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01, 'read': READ},
     {'cve': 'CVE-2024-0137', 'severity': 'medium',
      'summary': 'a crafted container image runs untrusted code in the host\'s network namespace '
                 '(non-default configuration only)',
-     'fixed': '1.17.3', 'source': BULLETIN_2025_01},
+     'fixed': '1.17.3', 'source': BULLETIN_2025_01, 'read': READ},
     {'cve': 'CVE-2025-23359', 'severity': 'high',
      'summary': 'time-of-check time-of-use race that bypasses the CVE-2024-0132 fix: host directories mounted '
                 'into the container (container escape; not in CDI mode)',
-     'fixed': '1.17.4', 'source': BULLETIN_2025_02},
+     'fixed': '1.17.4', 'source': BULLETIN_2025_02, 'read': READ},
     {'cve': 'CVE-2025-23266', 'severity': 'critical',
      'summary': '"NVIDIAScape": the createContainer hook honours LD_PRELOAD of a crafted image, running code '
                 'as root on the host (container escape)',
-     'fixed': '1.17.8', 'source': BULLETIN_2025_07},
+     'fixed': '1.17.8', 'source': BULLETIN_2025_07, 'read': READ},
     {'cve': 'CVE-2025-23267', 'severity': 'high',
      'summary': 'the update-ldcache hook follows links of a crafted image (data tampering, denial of service)',
-     'fixed': '1.17.8', 'source': BULLETIN_2025_07},
+     'fixed': '1.17.8', 'source': BULLETIN_2025_07, 'read': READ},
     {'cve': 'CVE-2026-24260', 'severity': 'high',
      'summary': 'time-of-check time-of-use race (code execution, escalation of privileges, data tampering)',
-     'fixed': '1.19.1', 'source': BULLETIN_2026_06},
+     'fixed': '1.19.1', 'source': BULLETIN_2026_06, 'read': READ},
 ]
 
 

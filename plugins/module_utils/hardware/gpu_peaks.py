@@ -13,7 +13,7 @@ not judged); ``pcie_gen``/``pcie_width`` the host link. ``bf16_tflops`` is None 
 has no bfloat16 tensor cores (Volta): its matmul is then judged against ``fp16_tflops``.
 
 Every row carries where its figures come from: ``source`` (the document), ``url`` (NVIDIA's
-publication), ``checked`` (where the figures were read when the row was last checked, 2026-12-01:
+publication), ``read`` (the date the row was last checked, 2026-12-01), ``checked`` (where the figures were read then:
 the publication itself or a copy of its table) and ``unconfirmed`` - None, or what could not be
 confirmed. A row is never silent about its origin (a unit test keeps it so).
 
@@ -40,6 +40,7 @@ PEAKS = {
         'checked': 'a copy of the datasheet table (archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html); dense '
                    'figures and the 18 links as quoted from the whitepaper (glennklockwood.com/garden/processors/h100, '
                    'wikimili.com/en/NVLink)',
+        'read': '2026-12-01',
         'unconfirmed': None,
         'bf16_tflops': 989.4, 'fp16_tflops': 989.4, 'tf32_tflops': 494.7,
         'memory_gbps': 3350.0, 'pcie_gen': 5, 'pcie_width': 16, 'nvlink_gbps': 900.0, 'nvlinks': 18,
@@ -52,6 +53,7 @@ PEAKS = {
         'url': _H100_DATASHEET,
         'checked': 'a copy of the datasheet table (archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html); NVIDIA '
                    'product brief PB-11133-001 (memory bandwidth greater than 2,000 GB/s)',
+        'read': '2026-12-01',
         'unconfirmed': None,
         'bf16_tflops': 756.5, 'fp16_tflops': 756.5, 'tf32_tflops': 378.0,
         'memory_gbps': 2000.0, 'pcie_gen': 5, 'pcie_width': 16, 'nvlink_gbps': None, 'nvlinks': None,
@@ -63,6 +65,7 @@ PEAKS = {
         'url': 'https://www.nvidia.com/en-us/data-center/h200/',
         'checked': 'copies of the product page table (aiwiki.ai/wiki/nvidia_h200, lzwjava.github.io/nvidia-h200-gpu-'
                    'specs-en: "performance figures include sparsity")',
+        'read': '2026-12-01',
         'unconfirmed': None,
         'bf16_tflops': 989.5, 'fp16_tflops': 989.5, 'tf32_tflops': 494.5,
         'memory_gbps': 4800.0, 'pcie_gen': 5, 'pcie_width': 16, 'nvlink_gbps': 900.0, 'nvlinks': 18,
@@ -75,6 +78,7 @@ PEAKS = {
         'url': _A100_DATASHEET,
         'checked': 'copies of the datasheet table (glennklockwood.com/garden/processors/A100, '
                    'thundercompute.com/blog/nvidia-a100-specs-full-guide); 12 links: wikimili.com/en/NVLink',
+        'read': '2026-12-01',
         'unconfirmed': None,
         'bf16_tflops': 312.0, 'fp16_tflops': 312.0, 'tf32_tflops': 156.0,
         'memory_gbps': 2039.0, 'pcie_gen': 4, 'pcie_width': 16, 'nvlink_gbps': 600.0, 'nvlinks': 12,
@@ -86,6 +90,7 @@ PEAKS = {
         'url': _A100_DATASHEET,
         'checked': 'copies of the datasheet table (thundercompute.com/blog/nvidia-a100-specs-full-guide: 1,935 GB/s; '
                    'xynio.com/nvidia-a100-tensor-core-gpu: NVLink bridge for up to 2 GPUs)',
+        'read': '2026-12-01',
         'unconfirmed': None,
         'bf16_tflops': 312.0, 'fp16_tflops': 312.0, 'tf32_tflops': 156.0,
         'memory_gbps': 1935.0, 'pcie_gen': 4, 'pcie_width': 16, 'nvlink_gbps': None, 'nvlinks': None,
@@ -97,6 +102,7 @@ PEAKS = {
         'url': 'https://www.nvidia.com/en-us/data-center/v100/',
         'checked': 'copies of NVIDIA\'s V100 PCIe specification table in public repositories (tensor performance '
                    '112 TFLOPS, 900 GB/sec, form factor PCIe)',
+        'read': '2026-12-01',
         'unconfirmed': 'the copies seen are of the 16GB PCIe card; the 32GB card\'s own column (same GV100, same '
                        'clocks in the datasheet) was not read here',
         'bf16_tflops': None, 'fp16_tflops': 112.0, 'tf32_tflops': None,
@@ -109,6 +115,7 @@ PEAKS = {
         'url': 'https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf',
         'checked': 'copies of the whitepaper figures (waredb.com/processor/nvidia-geforce-rtx-4090: 165.15/330.30, '
                    '82.58/165.15; gfxspeak.com: 1,008 GB/s)',
+        'read': '2026-12-01',
         'unconfirmed': None,
         'bf16_tflops': 165.2, 'fp16_tflops': 165.2, 'tf32_tflops': 82.6,
         'memory_gbps': 1008.0, 'pcie_gen': 4, 'pcie_width': 16, 'nvlink_gbps': 0.0, 'nvlinks': 0,
@@ -117,6 +124,10 @@ PEAKS = {
 
 _RESNET50_README = ('https://github.com/NVIDIA/DeepLearningExamples/blob/master/PyTorch/Classification/ConvNets/'
                     'resnet50v1.5/README.md#training-performance-results')
+# Every row carries its source and the date it was read (docs/vendor-facts.md lists them).
+_RESNET50_SOURCE = ('NVIDIA DeepLearningExamples, PyTorch ResNet-50 v1.5 README, "Training performance results" '
+                    '(1 GPU, mixed precision): ' + _RESNET50_README)
+_RESNET50_READ = '2026-12-07'
 
 # ResNet-50 training images/s of ONE GPU as NVIDIA published it (the articles' yardstick), by PCI
 # device id. Only where a figure exists: every other model is measured and reported without a
@@ -141,6 +152,12 @@ KEYS = ('bf16_tflops', 'fp16_tflops', 'tf32_tflops', 'memory_gbps', 'pcie_gen', 
 # Per-direction host<->device peak of one x16 link, GB/s, by PCIe generation (the transfer rate
 # times the 128b/130b encoding of Gen3+ times 16 lanes / 8 bits).
 PCIE_X16_GBPS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
+
+# Every ResNet-50 figure carries its source and the date it was read, as data (docs/vendor-facts.md
+# lists them); all come from the same README table.
+for _figure in RESNET50_TRAINING.values():
+    _figure['source'] = _RESNET50_SOURCE
+    _figure['read'] = _RESNET50_READ
 
 
 def _device_int(device_id):

@@ -38,20 +38,28 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.versions impo
 
 COMPATIBILITY_SOURCE = 'https://github.com/volcano-sh/volcano#kubernetes-compatibility'
 
-# Volcano minor -> Kubernetes minors it is exactly compatible with (the table's check marks).
-COMPATIBILITY = {
-    '1.6': ('1.17', '1.18', '1.19', '1.20', '1.21', '1.22', '1.23', '1.24'),
-    '1.7': ('1.19', '1.20', '1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28'),
-    '1.8': ('1.19', '1.20', '1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28'),
-    '1.9': ('1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29'),
-    '1.10': ('1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30'),
-    '1.11': ('1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31'),
-    '1.12': ('1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31',
-             '1.32'),
-    '1.13': ('1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'),
-    '1.14': ('1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33',
-             '1.34'),
-}
+# Volcano minor -> Kubernetes minors it is exactly compatible with (the table's check marks). Each
+# row carries its source and the date it was read, as data (docs/vendor-facts.md lists them).
+COMPATIBILITY_READ = '2026-12-07'
+_COMPATIBILITY_ROW_SOURCE = (COMPATIBILITY_SOURCE + ' (README "Kubernetes compatibility" and, for releases it no '
+                             'longer lists, docs/ "Kubernetes Compatibility Archive")')
+COMPATIBILITY_ROWS = tuple(
+    {'volcano': volcano_minor, 'kubernetes': kubernetes_minors, 'source': _COMPATIBILITY_ROW_SOURCE,
+     'read': COMPATIBILITY_READ}
+    for volcano_minor, kubernetes_minors in sorted({
+        '1.6': ('1.17', '1.18', '1.19', '1.20', '1.21', '1.22', '1.23', '1.24'),
+        '1.7': ('1.19', '1.20', '1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28'),
+        '1.8': ('1.19', '1.20', '1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28'),
+        '1.9': ('1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29'),
+        '1.10': ('1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30'),
+        '1.11': ('1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31'),
+        '1.12': ('1.21', '1.22', '1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31',
+                 '1.32'),
+        '1.13': ('1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'),
+        '1.14': ('1.23', '1.24', '1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33',
+                 '1.34'),
+    }.items(), key=lambda item: tuple(int(p) for p in item[0].split('.'))))
+COMPATIBILITY = dict((row['volcano'], row['kubernetes']) for row in COMPATIBILITY_ROWS)
 
 # The Volcano release the role installs by default (chart version = app version).
 PINNED_VERSION = '1.13.0'
