@@ -41,8 +41,10 @@ def _tree(tmp_path, name, drop=0):
     return str(root)
 
 
-def _run(tmp_path, sysfs, *extra):
-    (tmp_path / "pb.yml").write_text(PLAY)
+def _run(tmp_path, sysfs, *extra, play=PLAY):
+    """ansible-playbook with ``play`` on localhost (injection off, a jsonfile fact cache under tmp_path),
+    the probe pointed at ``sysfs``: (result, what the play wrote to {{ out }} or None)."""
+    (tmp_path / "pb.yml").write_text(play)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                ANSIBLE_INJECT_FACT_VARS="False", ANSIBLE_CACHE_PLUGIN="jsonfile",
@@ -152,17 +154,8 @@ PARAMETER = """    - name: The same role with a parameter of its own (a role par
 
 @pytest.mark.parametrize("extra,want", [("", True), (PARAMETER, False)], ids=["same-inputs", "role-parameter"])
 def test_the_plan_stands_for_a_role_with_the_same_inputs_not_for_other_inputs(tmp_path, extra, want):
-    sysfs = _tree(tmp_path, "sys8")
-    (tmp_path / "pb.yml").write_text(ROLE_PLAY % extra)
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1", ANSIBLE_INJECT_FACT_VARS="False")
-    out = tmp_path / "role.json"
-    res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                          str(tmp_path / "pb.yml"), "-e", "ansible_python_interpreter=%s" % sys.executable,
-                          "-e", "out=%s" % out, "-e", json.dumps({"gpuops_sysfs_root": sysfs, "gpuops_nvml": "disabled"})],
-                         capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+    res, got = _run(tmp_path, _tree(tmp_path, "sys8"), play=ROLE_PLAY % extra)
     assert res.returncode == 0, res.stdout + res.stderr
-    got = json.loads(out.read_text())
     assert got["current"] is want, got
     if not want:
         assert got["reason"] == "the plan was made from other inputs of node_exporter than this role sees"
@@ -203,16 +196,7 @@ def test_facts_cleared_in_a_run_are_probed_again_and_the_plan_follows(tmp_path):
     last = [d["addr"] for d in spec["devices"] if d.get("id", "").startswith("10de:")
             and d.get("class", "").startswith("0x03")][-1]
     assert last in gpu
-    (tmp_path / "pb.yml").write_text(CLEARED)
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1", ANSIBLE_INJECT_FACT_VARS="False")
-    out = tmp_path / "cleared.json"
-    res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                          str(tmp_path / "pb.yml"), "-e", "ansible_python_interpreter=%s" % sys.executable,
-                          "-e", "out=%s" % out, "-e", "gpu=%s" % last,
-                          "-e", json.dumps({"gpuops_sysfs_root": sysfs, "gpuops_nvml": "disabled"})],
-                         capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
+    res, got = _run(tmp_path, sysfs, "gpu=%s" % last, play=CLEARED)
     assert res.returncode == 0, res.stdout + res.stderr
-    got = json.loads(out.read_text())
     assert got["gpu"]["gpu_count"] == 7
     assert got["plan"]["host"]["gpu_count"] == 7
