@@ -79,6 +79,6 @@ def resnet50_precision(gpu, published):
     run matches it, so the verdict compares like with like. Elsewhere the GPU's native precision."""
     native = native_precision(gpu)
     if published and published.get('precision'):
-        return {'value': published['precision'], 'reason': 'the published figure is %s (%s); the run matches it'
-                                                            % (published['precision'], published.get('what', ''))}
+        why = 'the published figure is %s (%s); the run matches it' % (published['precision'], published.get('what', ''))
+        return {'value': published['precision'], 'reason': why}
     return native

@@ -111,8 +111,9 @@ def pytorch_index(cuda_version, torch_version=None, override='', driver_version=
     if not fitting:
         if no_kernels:
             message = ('%s ships %s; none that this driver runs has kernels for every GPU of this host (%s); what '
-                       'would work: %s; or set python_stack_pytorch_cuda to a tag you have checked (%s)' % (which, shipped, '; '.join(left_out),
-                                                _what_works(gpus, row, cuda, driver), torch_builds.BUILDS_SOURCE))
+                       'would work: %s; or set python_stack_pytorch_cuda to a tag you have checked (%s)'
+                       % (which, shipped, '; '.join(left_out), _what_works(gpus, row, cuda, driver),
+                          torch_builds.BUILDS_SOURCE))
             return {'value': 'cpu', 'reason': message, 'error': message}
         return {'value': 'cpu', 'reason': '%s ships %s; none runs on this host (%s): CPU wheels; upgrade the driver '
                                           'or pin an older torch%s' % (which, shipped, '; '.join(left_out), note)}
