@@ -252,11 +252,13 @@ def _local(p, gpus, device, merged):
             results.extend(perf.resnet50_perf(measure.parse(out) or _failed(err), gpus, merged))
     else:
         for index, gpu in enumerate(gpus):
-            rc, out, err = _run(_numa(gpu) + measure.argv(python, 'local', gpu=index, size_mib=p['size_mib']), 600)
+            dtypes = perf.measure_dtypes(gpu)
+            rc, out, err = _run(_numa(gpu) + measure.argv(python, 'local', gpu=index, size_mib=p['size_mib'],
+                                                          dtype=dtypes['local']), 600)
             results.extend(perf.local_perf(measure.parse(out) or _failed(err), gpus, merged))
             if p['resnet50']:
                 rc, out, err = _run(_numa(gpu) + measure.argv(python, 'resnet50', gpu=index,
-                                                              batch=p['resnet50_batch']), 600)
+                                                              batch=p['resnet50_batch'], dtype=dtypes['resnet50']), 600)
                 results.extend(perf.resnet50_perf(measure.parse(out) or _failed(err), gpus, merged))
     world = len(gpus) if device == 'cuda' else 2
     if world < 2:

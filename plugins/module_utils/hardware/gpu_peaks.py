@@ -132,16 +132,17 @@ _RESNET50_READ = '2026-12-07'
 # ResNet-50 training images/s of ONE GPU as NVIDIA published it (the articles' yardstick), by PCI
 # device id. Only where a figure exists: every other model is measured and reported without a
 # verdict. NVIDIA's figures are ResNet-50 v1.5 in PyTorch with mixed precision (float16 AMP),
-# batch 256, on ImageNet through DALI - gpu_validate measures on random data with bf16, so a
-# healthy GPU lands near, not on, them (threshold ``resnet50``, 0.5 by default).
+# batch 256, on ImageNet through DALI - ``precision`` float16 on every row: gpu_validate trains in
+# that precision where such a figure exists (hardware/precision.py resnet50_precision), on random
+# data, so a healthy GPU lands near, not on, them (threshold ``resnet50``, 0.5 by default).
 RESNET50_TRAINING = {
-    0x20b2: {'images_per_s': 2470.0, 'url': _RESNET50_README,
+    0x20b2: {'images_per_s': 2470.0, 'precision': 'float16', 'url': _RESNET50_README,
              'what': 'NVIDIA DeepLearningExamples ResNet-50 v1.5 for PyTorch, DGX A100 (A100 80GB), 1 GPU, mixed '
                      'precision, pytorch-21.03 NGC container'},
-    0x1db1: {'images_per_s': 1200.0, 'url': _RESNET50_README,
+    0x1db1: {'images_per_s': 1200.0, 'precision': 'float16', 'url': _RESNET50_README,
              'what': 'NVIDIA DeepLearningExamples ResNet-50 v1.5 for PyTorch, DGX-1 16GB (V100 SXM2 16GB), 1 GPU, '
                      'mixed precision, pytorch-21.03 NGC container'},
-    0x1db5: {'images_per_s': 1156.0, 'url': _RESNET50_README,
+    0x1db5: {'images_per_s': 1156.0, 'precision': 'float16', 'url': _RESNET50_README,
              'what': 'NVIDIA DeepLearningExamples ResNet-50 v1.5 for PyTorch, DGX-1 32GB (V100 SXM2 32GB), 1 GPU, '
                      'mixed precision, pytorch-21.03 NGC container'},
 }

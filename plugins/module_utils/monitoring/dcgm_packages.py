@@ -11,10 +11,37 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-# dcgm-exporter's README, "Profiling Metrics" (NVIDIA/dcgm-exporter README.md): "for Ampere and
-# earlier generation GPUs, profiling metrics depend on the datacenter-gpu-manager-4-proprietary
-# package". The probe's architectures of that generation and earlier that support profiling.
-PROPRIETARY_PROFILING_ARCHITECTURES = ('volta', 'turing', 'ampere')
+# Which GPUs DCGM serves profiling (DCP) fields for through its closed-source profiling module
+# (datacenter-gpu-manager-4-proprietary): every GPU without NVML GPM support. NVML serves GPM
+# ("GPU Performance Monitoring") on Hopper and newer only, so Volta, Turing, Ampere AND Ada need the
+# closed module. dcgm-exporter's README says "Ampere and earlier generation GPUs", which leaves out
+# Ada (sm_89: released beside Hopper, older than it, no GPM): an L4/L40/L40S node would export no
+# profiling fields. One row per architecture of the probe; plain data a generator can list.
+PROFILING_MODULE_SOURCES = (
+    {'what': 'NVML GPM functions (nvmlGpmQueryDeviceSupport, nvmlGpmSampleGet, nvmlGpmMetricsGet): '
+             '"For Hopper or newer fully supported devices."',
+     'source': 'NVML API Reference Guide, GPM Functions '
+               '(https://docs.nvidia.com/deploy/nvml-api/group__nvmlGpmFunctions.html)',
+     'read': '2026-12-07'},
+    {'what': '"for Ampere and earlier generation GPUs, profiling metrics depend on the '
+             'datacenter-gpu-manager-4-proprietary package"',
+     'source': 'NVIDIA/dcgm-exporter README.md, "Profiling Metrics"', 'read': '2026-12-07'},
+)
+PROFILING_MODULE = (
+    {'architecture': 'volta', 'gpm': False, 'proprietary_module': True,
+     'source': PROFILING_MODULE_SOURCES[0]['source'], 'read': '2026-12-07'},
+    {'architecture': 'turing', 'gpm': False, 'proprietary_module': True,
+     'source': PROFILING_MODULE_SOURCES[0]['source'], 'read': '2026-12-07'},
+    {'architecture': 'ampere', 'gpm': False, 'proprietary_module': True,
+     'source': PROFILING_MODULE_SOURCES[0]['source'], 'read': '2026-12-07'},
+    {'architecture': 'ada', 'gpm': False, 'proprietary_module': True,
+     'source': PROFILING_MODULE_SOURCES[0]['source'], 'read': '2026-12-07'},
+    {'architecture': 'hopper', 'gpm': True, 'proprietary_module': False,
+     'source': PROFILING_MODULE_SOURCES[0]['source'], 'read': '2026-12-07'},
+    {'architecture': 'blackwell', 'gpm': True, 'proprietary_module': False,
+     'source': PROFILING_MODULE_SOURCES[0]['source'], 'read': '2026-12-07'},
+)
+PROPRIETARY_PROFILING_ARCHITECTURES = tuple(r['architecture'] for r in PROFILING_MODULE if r['proprietary_module'])
 
 
 def decide_proprietary(asked, profiling, gpu):
@@ -32,12 +59,14 @@ def decide_proprietary(asked, profiling, gpu):
     old = [g for g in (gpu or {}).get('gpus') or []
            if g.get('pci_bus_id') in supported and g.get('architecture') in PROPRIETARY_PROFILING_ARCHITECTURES]
     if old:
-        return {'value': True, 'reason': 'DCGM profiling (DCP) metrics of Ampere and earlier GPUs need '
-                                         'datacenter-gpu-manager-4-proprietary (dcgm-exporter README, Profiling '
+        return {'value': True, 'reason': 'DCGM profiling (DCP) metrics of GPUs without NVML GPM support (older '
+                                         'than Hopper: Volta, Turing, Ampere and earlier, Ada) come from DCGM\'s '
+                                         'closed profiling module, datacenter-gpu-manager-4-proprietary (NVML API '
+                                         'Reference, GPM Functions: Hopper or newer; dcgm-exporter README, Profiling '
                                          'Metrics): %s' % ', '.join('%s (%s)' % (g.get('pci_bus_id'), g.get('architecture'))
                                                                     for g in old)}
-    return {'value': False, 'reason': 'the GPUs whose profiling metrics are exported are newer than Ampere: the '
-                                      'open-source packages serve them'}
+    return {'value': False, 'reason': 'the GPUs whose profiling metrics are exported are Hopper or newer: NVML GPM '
+                                      'serves them and the open-source packages suffice'}
 
 
 def packages(inputs, cuda, proprietary):

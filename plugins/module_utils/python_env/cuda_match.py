@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import torch_builds
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.requirements import version_tuple
 
 # PyTorch's wheel indexes per release: which CUDA builds each torch minor release ships, stable
@@ -49,10 +50,8 @@ NEWEST_TORCH_ROW = max(TORCH_CUDA_TAGS)
 # whose own CUDA version is older than the build's minor is enough). A wheel of an older major
 # runs on any newer driver (backward compatibility); a newer major never does.
 MINOR_COMPAT_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 0, 0)}
-# CUDA 13 builds target Turing and newer: Maxwell, Pascal and Volta are gone (pytorch/pytorch
-# RELEASE.md, "PyTorch CUDA Support Matrix" for 2.12-2.14: 13.0.2 and 13.2.1 list Turing(7.5)
-# and newer; 12.6.3 lists Maxwell(5.0) to Hopper(9.0)).
-CUDA13_ARCHITECTURES = ('turing', 'ampere', 'ada', 'hopper', 'blackwell')
+# Which GPUs each (torch release, tag) build has kernels for: python_env/torch_builds.py (BUILDS,
+# from each release's TORCH_CUDA_ARCH_LIST and RELEASE.md's "PyTorch CUDA Support Matrix").
 
 # TensorFlow's pip CUDA extra (https://www.tensorflow.org/install/pip): from 2.14 on Linux,
 # tensorflow[and-cuda] pulls NVIDIA's CUDA/cuDNN wheels (CUDA 12); needs a CUDA 12 driver.
@@ -65,12 +64,15 @@ DALI_DEFAULT = 'cuda120'
 
 
 def pytorch_index(cuda_version, torch_version=None, override='', driver_version=None, architectures=None):
-    """{value, reason}: the PyTorch index tag (``cpu``, ``cu126`` ...) for this host.
+    """{value, reason[, error]}: the PyTorch index tag (``cpu``, ``cu126`` ...) for this host.
 
     By CUDA major-version compatibility: of the tags the torch release ships, those of an older
     CUDA major than the driver's, or of the driver's own major (minor-version compatibility, given
-    the major's minimum driver when ``driver_version`` is known), and the newest of them wins. CUDA
-    13 tags are left out where a GPU (``architectures``, the probe's names) is older than Turing.
+    the major's minimum driver when ``driver_version`` is known), whose build has kernels for EVERY
+    GPU of the host (``architectures``: the probe's GPUs - dicts with ``architecture``,
+    ``compute_capability``, ``name``, ``pci_bus_id`` - or bare architecture names; torch_builds.py),
+    and the newest of them wins. Where the driver runs some tag but none has kernels for every GPU,
+    ``error`` refuses the host, naming the GPU, the tag and what would work.
     """
     if override:
         return {'value': override, 'reason': 'set by python_stack_pytorch_cuda (%s)' % override}
@@ -84,36 +86,85 @@ def pytorch_index(cuda_version, torch_version=None, override='', driver_version=
     elif torch in TORCH_CUDA_TAGS:
         row, which = torch, 'torch %d.%d' % torch
     elif torch > NEWEST_TORCH_ROW:
-        row, which = NEWEST_TORCH_ROW, ('torch %d.%d is newer than the table; assumed to ship the tags of %d.%d'
-                                        % (torch + NEWEST_TORCH_ROW))
+        row, which = NEWEST_TORCH_ROW, ('torch %d.%d is newer than the table; assumed to ship the tags (and '
+                                        'builds) of %d.%d' % (torch + NEWEST_TORCH_ROW))
     else:
         return {'value': 'cpu', 'reason': 'torch %d.%d is older than the table (%s); set python_stack_pytorch_cuda'
                                           % (torch + (TORCH_TABLE_SOURCE,))}
     driver = _driver_tuple(driver_version)
-    old = sorted(set(a for a in (architectures or []) if a not in CUDA13_ARCHITECTURES))
-    fitting, left_out = [], []
+    gpus = [torch_builds.gpu_view(g) for g in (architectures or [])]
+    fitting, left_out, no_kernels = [], [], []
     for tag in TORCH_CUDA_TAGS[row]:
-        major, minor = _tag_cuda(tag)
-        if major > cuda[0]:
-            left_out.append('%s needs a CUDA %d driver' % (tag, major))
-        elif major == cuda[0] and minor > cuda[1] and driver is not None and driver < MINOR_COMPAT_DRIVER.get(major, ()):
-            left_out.append('%s needs driver %s or newer for CUDA %d minor-version compatibility'
-                            % (tag, '.'.join('%02d' % n if i else str(n) for i, n in enumerate(MINOR_COMPAT_DRIVER[major])),
-                               major))
-        elif major >= 13 and old:
-            left_out.append('%s has no kernels for %s GPUs (CUDA 13 builds start at Turing)' % (tag, '/'.join(old)))
+        blocked = _driver_blocks(tag, cuda, driver)
+        missing = _missing(gpus, row, tag)
+        if blocked:
+            left_out.append(blocked)
+        elif missing:
+            left_out.append(missing)
+            no_kernels.append(tag)
         else:
             fitting.append(tag)
     shipped = '/'.join(TORCH_CUDA_TAGS[row])
+    unchecked = [g['label'] for g in gpus if not g['known']]
+    note = ('; kernels not checked for %s (architecture and compute capability unknown)' % ', '.join(unchecked)
+            if unchecked else '')
     if not fitting:
+        if no_kernels:
+            message = ('%s ships %s; none that this driver runs has kernels for every GPU of this host (%s); what '
+                       'would work: %s; or set python_stack_pytorch_cuda to a tag you have checked (%s)'
+                       % (which, shipped, '; '.join(left_out), _what_works(gpus, row, cuda, driver),
+                          torch_builds.BUILDS_SOURCE))
+            return {'value': 'cpu', 'reason': message, 'error': message}
         return {'value': 'cpu', 'reason': '%s ships %s; none runs on this host (%s): CPU wheels; upgrade the driver '
-                                          'or pin an older torch' % (which, shipped, '; '.join(left_out))}
+                                          'or pin an older torch%s' % (which, shipped, '; '.join(left_out), note)}
     best = fitting[-1]
     how = ('the driver\'s CUDA %s runs every CUDA %d.x build (minor-version compatibility)' % (cuda_version, cuda[0])
            if _tag_cuda(best)[0] == cuda[0] else 'an older CUDA major runs on the driver\'s CUDA %s' % cuda_version)
-    return {'value': best, 'reason': '%s ships %s: %s is the newest that runs here (%s%s; %s)'
+    return {'value': best, 'reason': '%s ships %s: %s is the newest that runs here (%s%s; %s%s%s)'
                                      % (which, shipped, best, how, ('; ' + '; '.join(left_out)) if left_out else '',
-                                        TORCH_TABLE_SOURCE)}
+                                        TORCH_TABLE_SOURCE, '; kernels for every GPU: ' + torch_builds.BUILDS_SOURCE
+                                        if gpus else '', note)}
+
+
+def _driver_blocks(tag, cuda, driver):
+    """Why the driver cannot run the tag's CUDA (a sentence), or None."""
+    major, minor = _tag_cuda(tag)
+    if major > cuda[0]:
+        return '%s needs a CUDA %d driver' % (tag, major)
+    if major == cuda[0] and minor > cuda[1] and driver is not None and driver < MINOR_COMPAT_DRIVER.get(major, ()):
+        return ('%s needs driver %s or newer for CUDA %d minor-version compatibility'
+                % (tag, '.'.join('%02d' % n if i else str(n) for i, n in enumerate(MINOR_COMPAT_DRIVER[major])), major))
+    return None
+
+
+def _missing(gpus, row, tag):
+    """'cuXYZ has no kernels for <GPU> (built for ...)' where the build lacks a GPU, else None."""
+    build = torch_builds.build(row, tag)
+    lacking = torch_builds.uncovered(gpus, build) if build else []
+    if not lacking:
+        return None
+    return '%s has no kernels for %s (torch %s %s is built for %s)' % (
+        tag, ', '.join(lacking), build['torch'], tag, torch_builds.arch_list(build))
+
+
+def _what_works(gpus, row, cuda, driver):
+    """Tags of this release that have the kernels but need a newer driver, and the table's other torch
+    releases with a tag that has the kernels and runs on this driver."""
+    out = []
+    for tag in TORCH_CUDA_TAGS[row]:
+        blocked = _driver_blocks(tag, cuda, driver)
+        if blocked and not _missing(gpus, row, tag):
+            out.append('%s of torch %d.%d has the kernels but %s' % ((tag,) + row + (blocked.split(' ', 1)[1],)))
+    others = []
+    for other in sorted(TORCH_CUDA_TAGS):
+        if other == row:
+            continue
+        good = [t for t in TORCH_CUDA_TAGS[other] if not _driver_blocks(t, cuda, driver) and not _missing(gpus, other, t)]
+        if good:
+            others.append('%d.%d (%s)' % (other + (good[-1],)))
+    if others:
+        out.append('torch %s on this driver' % ', '.join(others))
+    return '; '.join(out) or 'no torch release of the table has kernels for every GPU of this host on this driver'
 
 
 def cuda_tuple(cuda_version):

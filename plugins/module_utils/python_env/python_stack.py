@@ -155,6 +155,15 @@ def normalise_all(envs, inputs):
 
 # --------------------------------------------------------------------------- resolution
 
+def _index_decision(torch_tag):
+    """The pytorch_index decision; with ``error`` where cuda_match refused the host (no build has
+    kernels for every GPU): python_stack_env fails the plan with it."""
+    decision = {'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']}
+    if torch_tag.get('error'):
+        decision['error'] = torch_tag['error']
+    return decision
+
+
 def resolve(env, context):
     """The environment as this host installs it.
 
@@ -183,7 +192,7 @@ def resolve(env, context):
                 torch_tag = pytorch_index(context.get('cuda_version'), exact_version(req['spec']),
                                           context.get('pytorch_cuda', ''),
                                           context.get('driver_version'), context.get('architectures'))
-                decisions.append({'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']})
+                decisions.append(_index_decision(torch_tag))
                 base = context.get('pytorch_index_url') or ''
                 if base:
                     extra.insert(0, base.rstrip('/') + '/' + torch_tag['value'])
@@ -199,7 +208,7 @@ def resolve(env, context):
                     version = lower_bound(torch_req[0]['spec'])
                 torch_tag = pytorch_index(context.get('cuda_version'), version, context.get('pytorch_cuda', ''),
                                           context.get('driver_version'), context.get('architectures'))
-                decisions.append({'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']})
+                decisions.append(_index_decision(torch_tag))
                 base = context.get('pytorch_index_url') or ''
                 if base:
                     url = base.rstrip('/') + '/' + torch_tag['value']

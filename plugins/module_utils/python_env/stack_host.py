@@ -100,7 +100,10 @@ def do_plan(module):
     context = {
         'cuda_version': cuda,
         'driver_version': (gpu.get('driver') or {}).get('version') if cuda else None,
-        'architectures': [g.get('architecture') or 'unknown' for g in gpu.get('gpus') or []],
+        # each GPU as the probe saw it: the wheel's build must have kernels for its compute capability
+        'architectures': [{'architecture': g.get('architecture') or 'unknown',
+                           'compute_capability': g.get('compute_capability'), 'name': g.get('name'),
+                           'pci_bus_id': g.get('pci_bus_id')} for g in gpu.get('gpus') or []],
         'pytorch_index_url': inputs.get('pytorch_index_url', ''),
         'pytorch_cuda': inputs.get('pytorch_cuda', ''),
         'nvidia_index_url': inputs.get('nvidia_index_url', ''),
@@ -117,6 +120,9 @@ def do_plan(module):
         if env['lock_file'] and env['state'] == 'present' and env['name'] not in locks:
             problems.append('environment %s: lock_file %s was not read (pass its text in locks)' % (env['name'], env['lock_file']))
         res = ps.resolve(env, dict(context, lock=locks.get(env['name'], '') if env['lock_file'] else ''))
+        if env['state'] == 'present':
+            problems.extend('environment %s: %s' % (env['name'], d['error'])
+                            for d in res.get('decisions') or [] if d.get('error'))
         res['adopt'] = bool(inputs.get('adopt', False))
         res['observed'] = observe(res)
         res.update(ps.decide_action(res, res['observed']))

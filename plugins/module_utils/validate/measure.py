@@ -8,13 +8,16 @@ MARKER; it decides nothing (plugins/module_utils/validate/perf.py judges). It im
 Ansible or the collection, because the environment has neither.
 
     <env>/bin/python -c "<source>" --mode devices
-    <env>/bin/python -c "<source>" --mode local [--cpu | --gpu INDEX] [--size-mib N]
+    <env>/bin/python -c "<source>" --mode local [--cpu | --gpu INDEX] [--size-mib N] [--dtype D]
     <env>/bin/python -c "<source>" --mode allreduce --rank R --world N --master ADDR --port P
                                    [--backend nccl|gloo|auto] [--timeout S] [--size-mib N]
-    <env>/bin/python -c "<source>" --mode resnet50 [--cpu | --gpu INDEX] [--batch N]
+    <env>/bin/python -c "<source>" --mode resnet50 [--cpu | --gpu INDEX] [--batch N] [--dtype D]
 
 - devices: the PyTorch version, the CUDA it was built for and the GPUs it sees;
-- local: per GPU, a bfloat16 matrix multiply (float16 where the GPU has no bfloat16) in TFLOP/s,
+- local: per GPU, a matrix multiply in the GPU's native tensor-core precision (``--dtype``, which
+  gpu_validate decides from the probe with hardware/precision.py; ``auto``: bfloat16 from compute
+  capability 8.0 on, float16 below - never ``torch.cuda.is_bf16_supported()``, which counts
+  emulation and says True on Volta and Turing; it is recorded as a cross-check) in TFLOP/s,
   a device-to-device copy in GB/s (bytes read plus written), and pinned host-to-device and
   device-to-host copies in GB/s from the GPU's own NUMA node (the caller pins the process);
   with ``--cpu`` (no GPU, allowed by the user) the same matrix multiply and copy on the CPU with
@@ -23,7 +26,7 @@ Ansible or the collection, because the environment has neither.
   ``tcp://ADDR:PORT``; rank 0 prints the bus bandwidth (algorithm bandwidth x 2(n-1)/n, as
   nccl-tests defines it), every rank its own time; joining is bounded by ``--timeout``;
 - resnet50: per GPU, ResNet-50 (written here with torch.nn; torchvision is not needed) trained on
-  random 224x224 images with bf16 autocast (fp16 and a GradScaler where the GPU has no bf16),
+  random 224x224 images with autocast in ``--dtype`` (float16 adds a GradScaler; ``auto`` as above),
   channels_last, images/s over 20 steps after 5 warm-up steps; with ``--cpu`` a tiny run on the
   CPU (32x32 images), reported as ``device: cpu``.
 """
@@ -37,6 +40,31 @@ import sys
 import time
 
 MARKER = 'GPUOPS-VALIDATE '
+# bfloat16 tensor cores from compute capability 8.0 (Ampere) on: the rule of
+# plugins/module_utils/hardware/precision.py (BF16_FROM), repeated here because this file runs in
+# the user's environment without the collection; a unit test keeps the two equal.
+NATIVE_BF16_FROM = (8, 0)
+DTYPES = ('auto', 'bfloat16', 'float16')
+
+
+def native_dtype(capability):
+    """'bfloat16' or 'float16' for a (major, minor) compute capability."""
+    return 'bfloat16' if tuple(capability) >= NATIVE_BF16_FROM else 'float16'
+
+
+def _precision(torch, index, asked):
+    """(torch dtype, facts): the precision to measure GPU ``index`` in - ``asked`` unless 'auto', else
+    by its compute capability - with PyTorch's own answers recorded as a cross-check only."""
+    capability = tuple(torch.cuda.get_device_capability(index))
+    name = asked if asked in ('bfloat16', 'float16') else native_dtype(capability)
+    try:
+        native_api = bool(torch.cuda.is_bf16_supported(including_emulation=False))
+    except TypeError:  # releases before the argument existed
+        native_api = None
+    facts = {'dtype': name, 'dtype_from': 'caller' if name == asked else 'compute capability',
+             'capability': '%d.%d' % capability[:2], 'bf16_native_api': native_api,
+             'bf16_supported_api': bool(torch.cuda.is_bf16_supported())}
+    return getattr(torch, name), facts
 
 
 def argv(python, mode, **options):
@@ -123,16 +151,16 @@ def local(args):
     for index in _cuda_indexes(torch, args, result):
         device = 'cuda:%d' % index
         torch.cuda.set_device(index)
-        bf16 = torch.cuda.is_bf16_supported()
-        dtype = torch.bfloat16 if bf16 else torch.float16
+        dtype, facts = _precision(torch, index, args.dtype)
         h2d, d2h = _host_device(torch, device, args.size_mib, 5)
-        result['gpus'].append({
+        entry = {
             'index': index, 'name': torch.cuda.get_device_name(index), 'device': 'cuda',
-            'dtype': 'bfloat16' if bf16 else 'float16',
             'matmul_tflops': _matmul(torch, device, dtype, 8192, 20),
             'copy_gbps': _copy(torch, device, args.size_mib, 10),
             'h2d_gbps': h2d, 'd2h_gbps': d2h,
-        })
+        }
+        entry.update(facts)
+        result['gpus'].append(entry)
     return result
 
 
@@ -217,14 +245,14 @@ def resnet50(torch, classes=1000):
     return nn.Sequential(*(layers + [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, classes)]))
 
 
-def _resnet50_steps(torch, device, batch, size, warmup, steps):
-    """Mixed-precision training steps on random images: bf16 autocast (fp16 with a GradScaler where
-    the GPU has no bf16), channels_last on a GPU; images/s over ``steps`` after ``warmup``."""
+def _resnet50_steps(torch, device, batch, size, warmup, steps, dtype=None):
+    """Mixed-precision training steps on random images: autocast in ``dtype`` (bfloat16 on the CPU;
+    float16 with a GradScaler), channels_last on a GPU; images/s over ``steps`` after ``warmup``."""
     cuda = device != 'cpu'
     torch.manual_seed(0)
     model = resnet50(torch).to(device)
-    bf16 = torch.cuda.is_bf16_supported() if cuda else True
-    dtype = torch.bfloat16 if bf16 else torch.float16
+    dtype = dtype if cuda and dtype is not None else torch.bfloat16
+    bf16 = dtype == torch.bfloat16
     images = torch.randn(batch, 3, size, size, device=device)
     if cuda:
         torch.backends.cudnn.benchmark = True
@@ -274,8 +302,10 @@ def resnet(args):
         return result
     for index in _cuda_indexes(torch, args, result):
         torch.cuda.set_device(index)
-        entry = _resnet50_steps(torch, 'cuda:%d' % index, args.batch, 224, 5, 20)
+        dtype, facts = _precision(torch, index, args.dtype)
+        entry = _resnet50_steps(torch, 'cuda:%d' % index, args.batch, 224, 5, 20, dtype)
         entry.update({'index': index, 'name': torch.cuda.get_device_name(index), 'device': 'cuda'})
+        entry.update(facts)
         result['gpus'].append(entry)
         torch.cuda.empty_cache()
     return result
@@ -295,6 +325,7 @@ def main():
     parser.add_argument('--backend', choices=['nccl', 'gloo', 'auto'], default='gloo')
     parser.add_argument('--timeout', type=int, default=20)
     parser.add_argument('--batch', type=int, default=128)
+    parser.add_argument('--dtype', choices=DTYPES, default='auto')
     args = parser.parse_args()
     try:
         result = {'devices': devices, 'local': local, 'allreduce': allreduce, 'resnet50': resnet}[args.mode](args)

@@ -14,11 +14,13 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_peaks import (
     pcie_peak_gbps, peak_for, resnet50_published)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.precision import (
+    native_precision, resnet50_precision)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.health import check
 
 METRICS = ('matmul', 'memory_copy', 'host_device', 'allreduce', 'cross_allreduce', 'network', 'resnet50')
 # resnet50: of NVIDIA's published one-GPU training figure (float16 AMP on ImageNet through DALI;
-# gpu_validate trains on random data with bf16, without a tuned data pipeline or compilation).
+# gpu_validate trains in float16 too, on random data, without a tuned data pipeline or compilation).
 DEFAULT_THRESHOLDS = {'matmul': 0.6, 'memory_copy': 0.7, 'host_device': 0.6, 'allreduce': 0.5,
                       'cross_allreduce': 0.3, 'network': 0.5, 'resnet50': 0.5}
 
@@ -66,6 +68,25 @@ def _judge(name, subject, measured, unit, peak_value, fraction, source):
     return entry
 
 
+def measure_dtypes(gpu):
+    """{local, resnet50}: the ``--dtype`` measure.py runs each mode in for a probe GPU - its native
+    tensor-core precision for the matmul (hardware/precision.py: the compute capability decides, not
+    ``torch.cuda.is_bf16_supported()``), the published figure's precision for ResNet-50 where one
+    exists; ``auto`` (measure.py reads the capability) where the probe knows neither."""
+    gpu = gpu or {}
+    local = native_precision(gpu)['value'] or 'auto'
+    resnet = resnet50_precision(gpu, resnet50_published(gpu.get('pci_device_id')))['value'] or 'auto'
+    return {'local': local, 'resnet50': resnet}
+
+
+def _expected_precision(gpu, entry):
+    """native_precision of the probe's GPU, else of the capability measure.py read."""
+    expected = native_precision(gpu)
+    if expected['value'] is None and entry.get('capability'):
+        expected = native_precision({'compute_capability': entry.get('capability')})
+    return expected
+
+
 def _unjudged(name, subject, measured, unit, why):
     entry = check(name, 'skip', '%s %s' % (measured, unit), None, why, subject)
     entry.update({'measured': measured, 'peak': None, 'fraction': None})
@@ -99,9 +120,15 @@ def local_perf(result, gpus, merged):
             out.append(_unjudged('host_device', subject, min(entry['h2d_gbps'], entry['d2h_gbps']), 'GB/s', why))
             continue
         limits = thresholds_for(merged, peak)
-        tflops_peak = peak['bf16_tflops'] if entry.get('dtype') == 'bfloat16' else peak['fp16_tflops']
-        out.append(_judge('matmul', subject, entry['matmul_tflops'], 'TFLOP/s', tflops_peak, limits['matmul'],
-                          '%s %s dense' % (peak['model'], entry.get('dtype'))))
+        expected = _expected_precision(gpu, entry)
+        if entry.get('dtype') == 'bfloat16' and expected['value'] == 'float16':
+            out.append(_unjudged('matmul', subject, entry['matmul_tflops'], 'TFLOP/s', (
+                'measured in bfloat16, but the GPU\'s native tensor-core precision is float16 (%s): emulated '
+                'bfloat16 is not a figure of its tensor cores; no verdict' % expected['reason'])))
+        else:
+            tflops_peak = peak['bf16_tflops'] if entry.get('dtype') == 'bfloat16' else peak['fp16_tflops']
+            out.append(_judge('matmul', subject, entry['matmul_tflops'], 'TFLOP/s', tflops_peak, limits['matmul'],
+                              '%s %s dense' % (peak['model'], entry.get('dtype'))))
         out.append(_judge('memory_copy', subject, entry['copy_gbps'], 'GB/s', peak['memory_gbps'],
                           limits['memory_copy'], '%s memory bandwidth' % peak['model']))
         pcie = gpu.get('pcie') or {}
@@ -145,6 +172,11 @@ def resnet50_perf(result, gpus, merged):
                 'no published one-GPU ResNet-50 training figure for %s: measured, no verdict' % peak['model'])
                 if peak else 'model unknown (%s, PCI id %s): measured, no verdict' % (
                     entry.get('name'), gpu.get('pci_device_id'))))
+            continue
+        if published.get('precision') and entry.get('dtype') != published['precision']:
+            out.append(_unjudged('resnet50', subject, entry.get('images_per_s'), 'images/s', (
+                '%s, but NVIDIA\'s published figure is %s AMP (%s): a different precision, no verdict'
+                % (what, published['precision'], published['what']))))
             continue
         limits = thresholds_for(merged, peak_for(gpu.get('pci_device_id')))
         out.append(_judge('resnet50', subject, entry.get('images_per_s'), 'images/s', published['images_per_s'],

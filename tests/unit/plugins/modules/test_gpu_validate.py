@@ -139,3 +139,24 @@ def test_unreachable_peer_fails_naming_peer_and_port_while_others_run(dirs):
     assert checks["network"]["status"] == "fail"
     assert "iperf3 to gone (127.0.0.1) port 2 failed" in checks["network"]["reason"]
     assert "system_memory" in checks  # the other checks still ran
+
+
+def test_each_gpu_is_measured_in_its_native_precision(monkeypatch):
+    # A V100 and an A100 on one host: float16 for the V100 (no bf16 tensor cores; current PyTorch's
+    # is_bf16_supported() says True there by emulation), bfloat16 for the A100's matmul, float16 for
+    # both ResNet-50 runs (NVIDIA's published figures are float16 AMP).
+    seen = []
+
+    def fake_run(argv, timeout):
+        seen.append(argv)
+        return 0, '', ''
+    monkeypatch.setattr(gpu_validate, "_run", fake_run)
+    monkeypatch.setattr(gpu_validate.runner, "run_parallel", lambda argvs, timeout, env: [(1, '', 'not run')] * len(argvs))
+    gpus = [{"pci_device_id": "0x1db5", "compute_capability": "7.0", "architecture": "volta"},
+            {"pci_device_id": "0x20b2", "compute_capability": "8.0", "architecture": "ampere"}]
+    params = {"python": "/env/bin/python", "size_mib": 8, "resnet50": True, "resnet50_batch": 16, "timeout": 5}
+    gpu_validate._local(params, gpus, "cuda", gpu_validate.perf.validate_thresholds({}, {}))
+    dtypes = [(a[a.index("--mode") + 1], a[a.index("--gpu") + 1], a[a.index("--dtype") + 1])
+              for a in seen if "--dtype" in a]
+    assert dtypes == [("local", "0", "float16"), ("resnet50", "0", "float16"),
+                      ("local", "1", "bfloat16"), ("resnet50", "1", "float16")]

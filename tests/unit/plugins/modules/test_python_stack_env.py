@@ -208,3 +208,31 @@ def test_plan_on_a_gpu_host_matches_the_driver(tmp_path, index, monkeypatch):
     assert res["cuda_version"] == "12.8"
     assert "export NCCL_IB_DISABLE=1" in res["profile"] and "CUDA_DEVICE_ORDER=PCI_BUS_ID\n" in res["env_file"]
     assert json.loads(res["condarc"])["channels"] == ["conda-forge"]
+
+
+def _gpu_host(arch, cc, name, cuda, driver):
+    return {"gpu_count": 1, "nics": [], "driver": {"loaded": True, "cuda_version": cuda, "version": driver},
+            "gpus": [{"pci_bus_id": "0000:06:00.0", "architecture": arch, "compute_capability": cc, "name": name}]}
+
+
+def test_plan_gives_a_v100_a_wheel_with_its_kernels(tmp_path, index, monkeypatch):
+    # torch 2.11's cu128 starts at Turing (RELEASE.md "For Release 2.11": "| 12.8.1 | Turing(7.5), ...").
+    inputs = _inputs(tmp_path, index, [{"name": "pt", "pip": ["torch==2.11.0"]}])
+    inputs["pytorch_index_url"] = "https://example.invalid/whl"
+    monkeypatch.setattr(stack_host, "_python_for", lambda version: sys.executable)
+    ok, res = _call({"action": "plan", "inputs": inputs,
+                     "gpu": _gpu_host("volta", "7.0", "Tesla V100-SXM2-32GB", "13.0", "580.95.05")})
+    assert ok, res
+    assert res["environments"][0]["spec"]["extra_index_urls"] == ["https://example.invalid/whl/cu126"]
+
+
+def test_plan_refuses_a_torch_without_kernels_for_the_gpu(tmp_path, index, monkeypatch):
+    inputs = _inputs(tmp_path, index, [{"name": "pt", "pip": ["torch==2.6.0"]}])
+    monkeypatch.setattr(stack_host, "_python_for", lambda version: sys.executable)
+    ok, res = _call({"action": "plan", "inputs": inputs,
+                     "gpu": _gpu_host("blackwell", "10.0", "NVIDIA B200", "12.8", "570.195.03")})
+    assert not ok
+    assert "nothing was changed" in res["msg"]
+    assert "environment pt: torch 2.6 ships cu118/cu124/cu126" in res["msg"]
+    assert "cu126 has no kernels for NVIDIA B200 at 0000:06:00.0 (compute capability 10.0)" in res["msg"]
+    assert "torch 2.7 (cu128)" in res["msg"]

@@ -45,6 +45,10 @@ def test_pytorch_index(case):
                            case.get("architectures"))
     assert got["value"] == case["value"], got
     assert case["reason"] in got["reason"], got
+    for needle in case.get("error", []):
+        assert needle in got.get("error", ""), got
+    if not case.get("error"):
+        assert "error" not in got, got
 
 
 def test_table_tags_are_sorted_and_known():
