@@ -365,3 +365,18 @@ def classify(name):
         return None
     what, schemes, needs_pin = KINDS[row['kind']]
     return dict(row, what=what, schemes=list(schemes), plain_http_needs_pin=needs_pin)
+
+
+_NAMED = re.compile(r'[a-z][a-z0-9_]*')
+
+
+def not_yet_named(found, already):
+    """The problems of ``found`` whose variable no problem of ``already`` names (a role's own check
+    may have said it first, in its own words: one message per variable)."""
+    out = []
+    for problem in found:
+        match = _NAMED.match(problem)
+        name = match.group(0) if match else ''
+        if not name or not any(name in other for other in already):
+            out.append(problem)
+    return out
