@@ -13,7 +13,7 @@ not verify it (plain ``http://``):
 - an apt repository (``http://``, ``https://``, ``file:``) is verified by its key, pinned by
   fingerprint: any of the three is fine;
 - a repository key over plain http is verified by a pinned fingerprint (or sha256): with neither
-  it pins nothing;
+  it pins nothing, and no opt-in accepts it (the role's own check on the host refuses it too);
 - a binary or installer over plain http needs its sha256 from the inventory, or a checksum list
   fetched over a verified scheme; a checksum list over plain http pins nothing;
 - a Helm chart repository over plain http pins nothing (Helm verifies no provenance here);
@@ -265,11 +265,14 @@ def _plain_http_problem(name, url, row, inputs, full, insecure_hosts):
         listed = full(row['list_var']) or ''
         if isinstance(listed, str) and re.match(r'(?i)(https|file)://', listed):
             return None  # a checksum list over a verified scheme pins the binary
-    if host in (insecure_hosts or []):
-        return None
     pins = ' or '.join(row.get('pins') or [])
     if row['kind'] == 'key':
-        fix = 'set %s (a pinned fingerprint verifies the key; a sha256 pins the file)' % pins
+        # no opt-in: pinning the key's fingerprint costs one line, and the role's own check on the host
+        # (repo_trust.key_problems) refuses such a key all the same
+        return ('%s: %s %s comes over plain http and nothing pins it: set %s (a pinned fingerprint verifies the '
+                'key; a sha256 pins the file), or use https://' % (name, what, _shown(url), pins))
+    if host in (insecure_hosts or []):
+        return None
     elif row['kind'] == 'checksum_list':
         fix = 'set %s, or fetch the list over https://' % pins
     elif row.get('list_var'):
@@ -278,7 +281,7 @@ def _plain_http_problem(name, url, row, inputs, full, insecure_hosts):
         fix = 'set %s' % pins
     else:
         fix = 'use https://'
-    return ('%s: %s %s comes over plain HTTP and nothing pins it: %s, or name %s in gpuops_insecure_http_hosts '
+    return ('%s: %s %s comes over plain http and nothing pins it: %s, or name %s in gpuops_insecure_http_hosts '
             'to accept unverified downloads from it' % (name, what, _shown(url), fix, host or 'its host'))
 
 
@@ -303,10 +306,13 @@ def variable_problems(name, value, inputs, full, insecure_hosts=()):
         for index, item in enumerate(value or []):
             if not isinstance(item, dict):
                 continue
+            # an entry by its name where it has one (as python_stack's own messages name it)
+            label = item['name'] if isinstance(item.get('name'), str) and re.fullmatch(r'[\w.-]+', item['name']) \
+                else str(index)
             for key in row['nested']:
                 urls = item.get(key)
                 for pos, url in enumerate(urls if isinstance(urls, list) else [urls]):
-                    where = '%s[%d].%s%s' % (name, index, key, '[%d]' % pos if isinstance(urls, list) else '')
+                    where = '%s[%s].%s%s' % (name, label, key, '[%d]' % pos if isinstance(urls, list) else '')
                     if url in (None, ''):
                         continue
                     error = scheme_problem(where, url, row)

@@ -110,7 +110,7 @@ def test_a_cpu_only_host_refuses_the_cuda_key_identities_naming_each(run, tmp_pa
     (["gpuops_cuda_repo_base_url=ftp://mirror.example/cuda"],
      ["gpuops_cuda_repo_base_url: ftp:// cannot be used for an apt repository"]),
     (["gpuops_cuda_repo_key_url=http://mirror.example/k.pub", "gpuops_cuda_repo_key_fingerprint="],
-     ["gpuops_cuda_repo_key_url", "comes over plain HTTP and nothing pins it", "gpuops_insecure_http_hosts"]),
+     ["gpuops_cuda_repo_key_url", "comes over plain http and nothing pins it", "gpuops_cuda_repo_key_fingerprint"]),
     (["node_exporter_binary_url=http://m.example/ne-{version}.tar.gz",
       "node_exporter_checksums_url=http://m.example/sha256sums.txt"],
      ["node_exporter_binary_url: a binary download", "node_exporter_checksums_url: a checksum list",
