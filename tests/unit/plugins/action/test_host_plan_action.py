@@ -156,21 +156,16 @@ SETTINGS_PLAY = """- hosts: localhost
 """
 
 
-def test_settings_checks_report_a_key_over_plain_http_without_failing(run_play, tmp_path):
+def test_settings_checks_report_a_role_setting_without_failing(run_play, tmp_path):
     """Issue 34: the probe predicts the failure a run meets in a role's settings (the read-only probe
     asks host_plan for the roles' own settings checks; they are reported, the plan is still made).
-    The key over plain http with nothing pinned is opted into (gpuops_insecure_http_hosts) so the
-    plan is made; the role's own check still says what it would refuse."""
-    res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml",
-                   "nvidia_container_toolkit_keyring_url=http://mirror.example/gpgkey",
-                   "nvidia_container_toolkit_keyring_fingerprint=",
-                   json.dumps({"gpuops_insecure_http_hosts": ["mirror.example"]}))
+    (A key over plain http with nothing pinned is refused by host_plan itself since issue 37.)"""
+    res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml", "nvidia_container_toolkit_version=latest")
     assert res.returncode == 0, res.stdout + res.stderr
     settings = json.loads((tmp_path / "out.json").read_text())
     toolkit = settings["nvidia_container_toolkit"]
     assert toolkit["checked"] is True
-    assert any("the repository key http://mirror.example/gpgkey comes over plain http and nothing pins it: set "
-               "nvidia_container_toolkit_keyring_fingerprint" in p for p in toolkit["problems"])
+    assert any("nvidia_container_toolkit_version must be a version" in p for p in toolkit["problems"])
     assert settings["node_exporter"] == {"checked": False, "problems": [],
                                          "reason": "no settings check of node_exporter runs without the host"}
     assert settings["os_tuning"]["checked"] is True and settings["os_tuning"]["problems"] == []
