@@ -59,6 +59,7 @@ KINDS = {
     'image': ('a container image or registry (an image reference, not a URL)', (), False),
 }
 
+
 def _uses_conda(inputs):
     """Whether an environment of python_stack uses the conda backend (the installer is fetched)."""
     default = inputs.get('backend')
