@@ -17,7 +17,8 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, load_spec, read_yaml, value_problems
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import (ROLES_DIR, insecure_http_hosts, load_spec,
+                                                                           read_yaml, value_problems)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import (computed_extra_vars, made_from,
@@ -39,6 +40,10 @@ def public_roles(roles_dir=ROLES_DIR):
 
 
 _DECLARED = {}
+# common's entry points whose variables every host is given (the CUDA repository of
+# nvidia_driver, dcgm_exporter and cuda_toolkit; the probe's NVML index and the mirror): checked on
+# every host like a role's, whether or not a role there uses them (issue 37)
+COMMON_CHECKED = [('common', 'cuda_repo'), ('common', 'gpu')]
 
 
 def declared_names(role, roles_dir=ROLES_DIR):
@@ -101,8 +106,11 @@ class ActionModule(ActionBase):
         except AnsibleError as exc:
             mirror_url = ''
             problems.append('gpuops_mirror_url cannot be evaluated: %s' % exc)
-        for role in public_roles():
-            options = load_spec(role)
+        # the one opt-in for downloads over plain HTTP that nothing pins (url_trust.py)
+        insecure_hosts, problem = insecure_http_hosts(task_vars, templar)
+        problems.extend([problem] if problem else [])
+        for role, entry_point in [(r, 'main') for r in public_roles()] + COMMON_CHECKED:
+            options = load_spec(role, entry_point)
             values = {}
             for name in options:
                 if name in task_vars:
@@ -114,11 +122,13 @@ class ActionModule(ActionBase):
             values, mirror_problems = apply_mirror(options, values, mirror_url)
             problems.extend(p for p in mirror_problems if p not in problems)
             try:
-                inputs[role] = convert_inputs(options, values, '%s_' % role)
+                converted = convert_inputs(options, values, '%s_' % role)
             except InputError as exc:
                 problems.extend(exc.problems)
             else:
-                problems.extend(value_problems(role, inputs[role]))
+                if entry_point == 'main':
+                    inputs[role] = converted
+                problems.extend(value_problems(role, converted, insecure_hosts, entry_point))
         # the address this host publishes for Prometheus's file_sd targets (issue 19)
         problems.extend(e for e in [target_address_error((inputs.get('prometheus') or {}).get('target_address'))] if e)
         # the exporters' listen addresses this host publishes in its plan for Prometheus's targets:

@@ -20,6 +20,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs i
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import plan_current, probe_of, run_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.nvidia_repo import input_problems as driver_problems
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import url_trust
 
 # The checks an argument spec cannot make (URLs, versions against branches, ranges), for the roles
 # whose first module call does not make them itself: each would cost a round trip to the host of
@@ -30,10 +31,23 @@ VALUE_CHECKS = {
 }
 
 
-def value_problems(role, inputs):
-    """The problems VALUE_CHECKS finds in ``role``'s converted ``inputs`` (each names its variable)."""
-    check = VALUE_CHECKS.get(role)
-    return check(inputs) if check else []
+def value_problems(role, inputs, insecure_hosts=(), entry_point='main'):
+    """The problems VALUE_CHECKS finds in ``role``'s converted ``inputs`` (each names its variable),
+    then those of its URL and key variables (module_utils/packages/url_trust.py: every role, every
+    entry point; ``insecure_hosts``: gpuops_insecure_http_hosts)."""
+    check = VALUE_CHECKS.get(role) if entry_point == 'main' else None
+    found = list(check(inputs)) if check else []
+    return found + url_trust.not_yet_named(url_trust.problems(role, inputs, insecure_hosts), found)
+
+
+def insecure_http_hosts(task_vars, templar):
+    """(hosts, problem or None): gpuops_insecure_http_hosts as the play gives it (the one opt-in for
+    downloads over plain HTTP that nothing pins; module_utils/packages/url_trust.py)."""
+    try:
+        value = templar.template(task_vars.get('gpuops_insecure_http_hosts', []))
+    except AnsibleError as exc:
+        return [], 'gpuops_insecure_http_hosts cannot be evaluated: %s' % exc
+    return url_trust.insecure_hosts_problem(value)
 
 
 ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles'))
@@ -153,7 +167,8 @@ class ActionModule(ActionBase):
             if problems:
                 raise InputError(problems)
             converted = convert_inputs(options, values, '%s_' % role.lstrip('_'))
-            problems = value_problems(role.lstrip('_'), converted) if entry_point == 'main' else []
+            hosts, problem = insecure_http_hosts(task_vars, templar)
+            problems = [problem] if problem else value_problems(role.lstrip('_'), converted, hosts, entry_point)
             if problems:
                 raise InputError(problems)
         except InputError as exc:

@@ -29,6 +29,8 @@ import tempfile
 
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.url_trust import fingerprint_problem, sha256_problem
+
 KEY_URL_RE = re.compile(r'(https?|file)://[^\s]+')
 SHA256_RE = re.compile(r'(sha256:)?[0-9a-fA-F]{64}')
 FINGERPRINT_RE = re.compile(r'[0-9A-F]{40}')
@@ -137,8 +139,10 @@ def key_problems(spec):
     """What makes the key of ``spec`` untrustworthy before anything is downloaded.
 
     ``spec``: url, sha256, fingerprint and url_var / checksum_var / fingerprint_var (the
-    variables the messages name). A plain-http key URL is refused unless a sha256 pins the
-    file: anyone on the path could hand over their own key, fingerprint and all.
+    variables the messages name). A plain-http key URL is refused unless a fingerprint or a
+    sha256 pins it: anyone on the path could hand over their own key. A pinned fingerprint is
+    enough (issue 37): only the key with that fingerprint is exported, and no one can make a key
+    with another's fingerprint; a sha256 on top is not required.
     """
     url, sha, fpr = spec.get('url') or '', spec.get('sha256') or '', clean_fingerprint(spec.get('fingerprint'))
     url_var = spec.get('url_var', 'the key URL')
@@ -147,13 +151,16 @@ def key_problems(spec):
     problems = []
     if not KEY_URL_RE.fullmatch(url):
         problems.append('%s must be an https://, http:// or file:// URL, got %r' % (url_var, url))
-    elif url.startswith('http://') and not sha:
-        problems.append('the repository key %s comes over plain http: set %s to its sha256 (or use https://)'
-                        % (url, sha_var))
+    elif url.startswith('http://') and not (sha or fpr):
+        problems.append('the repository key %s comes over plain http and nothing pins it: set %s (the full '
+                        'fingerprint of the key that signs the repository) or %s to its sha256 (or use https://)'
+                        % (url, fpr_var, sha_var))
     if sha and not SHA256_RE.fullmatch(sha):
-        problems.append('%s must be sha256:<64 hex digits> (or ""), got %r' % (sha_var, spec.get('sha256')))
+        problems.append(sha256_problem(sha_var, spec.get('sha256')) or
+                        '%s must be sha256:<64 hex digits> (or ""), got %r' % (sha_var, spec.get('sha256')))
     if fpr and not FINGERPRINT_RE.fullmatch(fpr):
-        problems.append('%s must be a 40-hex-digit OpenPGP fingerprint (or ""), got %r' % (fpr_var, fpr))
+        problems.append(fingerprint_problem(fpr_var, spec.get('fingerprint')) or
+                        '%s must be a 40-hex-digit OpenPGP fingerprint (or ""), got %r' % (fpr_var, fpr))
     if not (sha or fpr) and KEY_URL_RE.fullmatch(url) and not url.startswith('http://'):
         problems.append('the repository key %s cannot be checked: set %s (the fingerprint of the key that signs the '
                         'repository) or %s (sha256 of the file)' % (url, fpr_var, sha_var))

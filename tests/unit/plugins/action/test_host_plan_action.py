@@ -91,6 +91,57 @@ def test_a_listen_address_the_plan_publishes_is_checked_first(run, tmp_path, var
     assert not (tmp_path / "out.json").exists()
 
 
+def test_a_cpu_only_host_refuses_the_cuda_key_identities_naming_each(run, tmp_path):
+    """Issue 37: the CUDA repository's key variables (common's cuda_repo entry point) are checked on
+    every host, also where no role uses the repository: a CPU-only host refuses an 0x-prefixed key id
+    and an md5 checksum, naming the variable, the problem and what would be accepted."""
+    res = run("plan_cpu_only.yml", "gpuops_cuda_repo_key_fingerprint=0xDEADBEEF",
+              "gpuops_cuda_repo_key_checksum=md5:d41d8cd98f00b204e9800998ecf8427e")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "gpuops_cuda_repo_key_fingerprint: '0xDEADBEEF' is an 0x-prefixed key id" in out
+    assert "40 hex digits without 0x" in out
+    assert "gpuops_cuda_repo_key_checksum: 'md5:d41d8cd98f00b204e9800998ecf8427e' is a md5 checksum; " \
+           "only sha256 is accepted" in out
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("extra,words", [
+    (["gpuops_cuda_repo_base_url=ftp://mirror.example/cuda"],
+     ["gpuops_cuda_repo_base_url: ftp:// cannot be used for an apt repository"]),
+    (["gpuops_cuda_repo_key_url=http://mirror.example/k.pub", "gpuops_cuda_repo_key_fingerprint="],
+     ["gpuops_cuda_repo_key_url", "comes over plain http and nothing pins it", "gpuops_cuda_repo_key_fingerprint"]),
+    (["node_exporter_binary_url=http://m.example/ne-{version}.tar.gz",
+      "node_exporter_checksums_url=http://m.example/sha256sums.txt"],
+     ["node_exporter_binary_url: a binary download", "node_exporter_checksums_url: a checksum list",
+      "node_exporter_sha256"]),
+    (["volcano_chart_repo_url=http://m.example/helm"], ["volcano_chart_repo_url", "Helm chart repository"]),
+    ([json.dumps({"gpuops_insecure_http_hosts": ["http://m.example"]})],
+     ["gpuops_insecure_http_hosts: 'http://m.example' is not a host[:port]"]),
+])
+def test_a_url_that_nothing_verifies_fails_on_every_host(run, tmp_path, extra, words):
+    res = run("plan_cpu_only.yml", *extra)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert all(w in out for w in words), out[-3000:]
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("extra", [
+    # a key over plain http whose fingerprint is pinned: verified by it, no checksum needed
+    ["gpuops_cuda_repo_key_url=http://mirror.example/k.pub",
+     "gpuops_cuda_repo_key_fingerprint=EB693B3035CD5710E231E123A4B469963BF863CC"],
+    # a plain-http mirror: repositories and the table's keys (fingerprints) are fine; the binary
+    # and chart nothing pins are opted into by host, the Python indexes by python_stack's own opt-in
+    ["gpuops_mirror_url=http://mirror.example:8099", json.dumps({"gpuops_insecure_http_hosts": ["mirror.example:8099"],
+                                                                 "python_stack_insecure_index_hosts": ["mirror.example:8099"]})],
+])
+def test_a_url_that_something_verifies_is_accepted(run, tmp_path, extra):
+    res = run("plan_cpu_only.yml", *extra)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert (tmp_path / "out.json").exists()
+
+
 SETTINGS_PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
@@ -105,17 +156,16 @@ SETTINGS_PLAY = """- hosts: localhost
 """
 
 
-def test_settings_checks_report_a_key_over_plain_http_without_failing(run_play, tmp_path):
+def test_settings_checks_report_a_role_setting_without_failing(run_play, tmp_path):
     """Issue 34: the probe predicts the failure a run meets in a role's settings (the read-only probe
-    asks host_plan for the roles' own settings checks; they are reported, the plan is still made)."""
-    res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml",
-                   "nvidia_container_toolkit_keyring_url=http://mirror.example/gpgkey")
+    asks host_plan for the roles' own settings checks; they are reported, the plan is still made).
+    (A key over plain http with nothing pinned is refused by host_plan itself since issue 37.)"""
+    res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml", "nvidia_container_toolkit_version=latest")
     assert res.returncode == 0, res.stdout + res.stderr
     settings = json.loads((tmp_path / "out.json").read_text())
     toolkit = settings["nvidia_container_toolkit"]
     assert toolkit["checked"] is True
-    assert any("the repository key http://mirror.example/gpgkey comes over plain http: set "
-               "nvidia_container_toolkit_keyring_checksum" in p for p in toolkit["problems"])
+    assert any("nvidia_container_toolkit_version must be a version" in p for p in toolkit["problems"])
     assert settings["node_exporter"] == {"checked": False, "problems": [],
                                          "reason": "no settings check of node_exporter runs without the host"}
     assert settings["os_tuning"]["checked"] is True and settings["os_tuning"]["problems"] == []

@@ -107,8 +107,10 @@ def test_resolve_plans_the_pinned_packages_and_the_crio_dropin(etc):
                                  "libnvidia-container-tools=1.19.1-*", "libnvidia-container1=1.19.1-*"]
     [dropin] = result["files"]
     assert dropin["dest"].endswith("crio.conf.d/99-gpuops-nvidia.conf") and 'default_runtime = "nvidia"' in dropin["content"]
-    # A key that cannot be trusted is still refused before any change, naming the variable.
+    # A key that cannot be trusted (plain http, neither fingerprint nor checksum: issue 37) is still
+    # refused before any change, naming the variable.
     args["inputs"]["keyring_url"] = "http://mirror.example/gpgkey"
+    args["inputs"]["keyring_fingerprint"] = ""
     kind, result = run(args)
     assert kind is FailJson and "nvidia_container_toolkit_keyring_checksum" in result["msg"] and "plain http" in result["msg"]
 
