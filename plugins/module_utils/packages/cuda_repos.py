@@ -32,15 +32,34 @@ KEY_3BF863CC = {'key_file': '3bf863cc.pub', 'fingerprint': 'EB693B3035CD5710E231
 KEY_8793F200 = {'key_file': '8793F200.pub', 'fingerprint': '02182E60104FCDC26EAE1B8597A5D4CB8793F200'}
 KEY_D42D0685 = {'key_file': 'D42D0685.pub', 'fingerprint': ''}
 
-# (distribution family key, version) -> directory and key. Versions: Debian's major, Ubuntu's
-# release without the dot, EL's major.
+_KEYS_README = ('NVIDIA cuda-repo-management README, "GPG keys" (https://github.com/NVIDIA/cuda-repo-management): '
+                'active pubkey %s for %s')
+_READ = '2026-12-07'
+
+
+def _repo(key, directory, seen):
+    return dict(key, directory=directory, read=_READ,
+                source=(_KEYS_README % (key['key_file'].split('.')[0], directory)) + '; ' + seen)
+
+
+# (distribution family key, version) -> directory and key, each row with its source and the date it
+# was read (docs/vendor-facts.md lists them; lookup() leaves both out of what it returns). Versions:
+# Debian's major, Ubuntu's release without the dot, EL's major.
 REPOSITORIES = {
-    ('debian', '12'): dict(KEY_3BF863CC, directory='debian12'),
-    ('debian', '13'): dict(KEY_8793F200, directory='debian13'),
-    ('ubuntu', '2204'): dict(KEY_3BF863CC, directory='ubuntu2204'),
-    ('ubuntu', '2404'): dict(KEY_3BF863CC, directory='ubuntu2404'),
-    ('rhel', '9'): dict(KEY_D42D0685, directory='rhel9'),
+    ('debian', '12'): _repo(KEY_3BF863CC, 'debian12', 'key file and fingerprint as `gpg --show-keys` prints '
+                            'them; the directory and 3bf863cc.pub are used in public install scripts (e.g. public '
+                            'GitHub file ritascarlet/HyprDebianInstaller NvidiaCudaInstaller.sh)'),
+    ('debian', '13'): _repo(KEY_8793F200, 'debian13', 'fingerprint 02182E60104FCDC26EAE1B8597A5D4CB8793F200 as '
+                            'public repository-review files quote it for debian13/x86_64/8793F200.pub (public GitHub '
+                            'files, index ids 68706970270 and 68563569232)'),
+    ('ubuntu', '2204'): _repo(KEY_3BF863CC, 'ubuntu2204', 'key id A4B469963BF863CC as a public diagnostic '
+                              'script expects it for ubuntu2204/x86_64'),
+    ('ubuntu', '2404'): _repo(KEY_3BF863CC, 'ubuntu2404', 'the same key as ubuntu2204'),
+    ('rhel', '9'): dict(_repo(KEY_D42D0685, 'rhel9', 'no fingerprint in the table: the user names it or pins the '
+                              'file by sha256'),
+                        unconfirmed='the key file of rhel9 was not read here (EL is not run in CI)'),
 }
+_NOT_RETURNED = ('source', 'read', 'unconfirmed')
 
 REPOSITORIES_DIRS = tuple(sorted(row['directory'] for row in REPOSITORIES.values()))
 
@@ -76,6 +95,7 @@ def lookup(distribution, major, version, architecture):
     if arch is None:
         raise ValueError('NVIDIA\'s CUDA repository has no directory for the architecture %s (known: %s)'
                          % (architecture, ', '.join(sorted(ARCHES))))
+    row = dict((k, v) for k, v in row.items() if k not in _NOT_RETURNED)
     return dict(row, arch=arch, path='%s/%s' % (row['directory'], arch),
                 reason='%s %s on %s: %s/%s, signed by %s' % (distribution, version or major, architecture,
                                                              row['directory'], arch, row['key_file']))
