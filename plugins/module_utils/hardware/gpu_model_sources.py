@@ -15,9 +15,10 @@ __metaclass__ = type
 # On 2026-12-07 every id, chip and name of KNOWN_GPUS was looked up in the PCI ID database
 # (pciutils/pciids, pci.ids at commit c1c1254, snapshot of 2026-08-22): every id is there with the
 # same chip; the names in _README_NAMES differ there and are the README's (tests/fixtures/hosts/
-# nvidia-readme-gpus.excerpt, 610.43.03). mig_capable: True rows checked against the MIG user
-# guide (its Supported GPUs table, 610; B300/GB300 in the 620 guide's minimum drivers). segment,
-# memory_gb, proprietary, imex and nvswitch_baseboard are docs/hardware-gating.md's, not re-read.
+# nvidia-readme-gpus.excerpt, 610.43.03; read again at tag 595.45.04 on 2026-12-07). mig_capable:
+# True rows checked against the MIG user guide (its Supported GPUs table, 610; B300/GB300 in the
+# 620 guide's minimum drivers). segment, memory_gb, proprietary, imex and nvswitch_baseboard are
+# docs/hardware-gating.md's, not re-read.
 MODELS_READ = "2026-12-07"
 PCI_IDS_SOURCE = "PCI ID database (https://github.com/pciutils/pciids pci.ids, commit c1c1254 of 2026-08-22)"
 _README_NAMES = {  # id -> the name pci.ids gives (the table keeps the README's product name)
@@ -45,8 +46,8 @@ def _text(device_id, row):
     pci_name = _README_NAMES.get(device_id, row["name"])
     text = '%s: "%04x  %s [%s]"' % (PCI_IDS_SOURCE, device_id, row["chip"], pci_name)
     if device_id in _README_NAMES:
-        text += ('; name as NVIDIA\'s open-gpu-kernel-modules README "Compatible GPUs" prints it: "NVIDIA %s"'
-                 % row["name"])
+        text += ('; name as NVIDIA\'s open-gpu-kernel-modules README "Compatible GPUs" prints it (tag 595.45.04, '
+                 'https://github.com/NVIDIA/open-gpu-kernel-modules/blob/595.45.04/README.md): "NVIDIA %s"' % row["name"])
     if row["mig_capable"]:
         named = _MIG_EVIDENCE.get(device_id)
         if named and named.endswith("(620)"):

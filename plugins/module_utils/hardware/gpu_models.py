@@ -186,18 +186,22 @@ for _id, _row in KNOWN_GPUS.items():
 # A floor is a version-order floor: releases of newer branches that were cut before the id
 # was added (see docs/hardware-gating.md) are not refused by it.
 OPEN_GPU_README = "NVIDIA/open-gpu-kernel-modules"
-_FLOORS_READ = "2026-12-01"   # every release tag's README read then (issue 18 item 5), not re-read since
+# Every release tag's README was read on 2026-12-01 (issue 18 item 5) and again on 2026-12-07: all 193
+# release tags of NVIDIA/open-gpu-kernel-modules from 515.43.04 to 595.45.04, each floor below is the
+# first tag in version order whose "Compatible GPUs" table lists the id; 0x31c3 is in none of them.
+_FLOORS_READ = "2026-12-07"
 
 
 def _floor(version, tag):
     """A DRIVER_FLOORS row: the floor, the tag it comes from, its source and the date it was read."""
     if versions.driver_version_or_none(tag):
         source = ('%s README.md at tag %s, "Compatible GPUs" (https://github.com/%s/blob/%s/README.md): the first '
-                  'release in version order whose table lists the id; the row and the release before it are quoted '
-                  'in tests/unit/plugins/module_utils/data/driver_floors.yml' % (OPEN_GPU_README, tag, OPEN_GPU_README,
-                                                                               tag))
+                  'of the release tags 515.43.04 ... 595.45.04, in version order, whose table lists the id; the row '
+                  'and the release before it are quoted in tests/unit/plugins/module_utils/data/driver_floors.yml'
+                  % (OPEN_GPU_README, tag, OPEN_GPU_README, tag))
     else:
-        source = ("%s (docs/hardware-gating.md [19]); the id is in no README release, its sibling's floor" % tag)
+        source = ("%s (docs/hardware-gating.md [19]); the id is in no README of the release tags 515.43.04 ... "
+                  "595.45.04: its sibling's floor" % tag)
     row = {"version": version, "tag": tag, "source": source, "read": _FLOORS_READ}
     if not versions.driver_version_or_none(tag):
         row["unconfirmed"] = "no README release lists the id; the floor is its sibling's"
