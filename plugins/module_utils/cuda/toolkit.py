@@ -79,9 +79,11 @@ DISTRO_TOOLKIT_ROWS = (
      'source': 'tests/fixtures/ubuntu-index/jammy.txt (a published apt listing of a jammy host): '
                '"nvidia-cuda-toolkit/jammy,now 11.5.1-1ubuntu1 amd64"'},
     {'distribution': 'Ubuntu', 'major': '24', 'toolkit': '12.0', 'read': '2026-12-07',
-     'source': 'Ubuntu noble multiverse nvidia-cuda-toolkit 12.0.140 (https://packages.ubuntu.com/noble/'
-               'nvidia-cuda-toolkit), as this table said before 2026-12-07',
-     'unconfirmed': 'no published noble listing was found (tests/fixtures/ubuntu-index/noble.txt: none)'},
+     'source': 'Ubuntu noble multiverse nvidia-cuda-toolkit (https://packages.ubuntu.com/noble/nvidia-cuda-toolkit): '
+               'an apt-cache policy of a host whose other candidates are noble\'s (python3-dev 3.12.3-0ubuntu2.1, '
+               'cmake 3.28.3-1build7), from Ubuntu\'s archive only: "nvidia-cuda-toolkit | 12.0.140~12.0.1-4build4" '
+               '(public GitHub file, index id 68856971715)',
+     'unconfirmed': 'the quoted listing names no pocket: 24.04 is inferred from the other packages\' versions'},
 )
 DISTRO_TOOLKIT = dict(((row['distribution'], row['major']), tuple(int(p) for p in row['toolkit'].split('.')))
                       for row in DISTRO_TOOLKIT_ROWS)
