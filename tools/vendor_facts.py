@@ -6,8 +6,11 @@ The tables stay where they are (plugins/module_utils/); this registry imports th
 list each (``TABLES``: name, file, what it decides, and a function that returns its rows as
 ``(key, values, source, read)``). A registered table whose row has no ``source`` or no ``read`` is
 an error: the page is not written and ``--check`` fails naming the row. Tables that do not carry
-their sources per row yet are named in ``PENDING`` with the reason; the page lists them as such,
-so a reader sees what is not auditable yet.
+their sources per row yet would be named in ``PENDING`` with the reason (the page lists them as such;
+none is left). ``unregistered_tables()`` finds every module-level table of plugins/module_utils whose
+rows carry a ``source`` or ``read`` and that nobody registered (a unit test keeps it empty). The page
+ends with the Ubuntu package names of tests/fixtures/ubuntu-index/, each with its verdict: checked
+against Ubuntu's published index, run on a node in CI (Debian's package of that name), or neither.
 
     python3 tools/vendor_facts.py            write docs/vendor-facts.md
     python3 tools/vendor_facts.py --check    exit 1 when the page differs from what it would write,
@@ -403,11 +406,12 @@ def ubuntu_section():
              'name, installed by a molecule scenario on a Debian 12/13 lab node: the name resolves there, not on '
              'Ubuntu), or neither. The names taken from NVIDIA\'s repositories are in '
              '`tests/fixtures/ubuntu-index/nvidia-repo.txt` (not Ubuntu\'s index; CI serves test doubles of them).',
-             '', '| Ubuntu | name | verdict | evidence | run on a node in CI | read |', '| --- | --- | --- | --- | --- | --- |']
+             '', '| Ubuntu | name | verdict | evidence | run on a node in CI | read |',
+             '| --- | --- | --- | --- | --- | --- |']
     for release, name, evidence, _source, read, ci in ubuntu_claims():
         code = dict(UBUNTU_RELEASES)[release]
-        lines.append('| %s | `%s` | %s | %s | %s | %s |' % (release, name, ubuntu_verdict(evidence, ci),
-                                                         _EVIDENCE[evidence].format(code=code), ci or 'no', read))
+        lines.append('| %s | `%s` | %s | %s | %s | %s |' % (
+            release, name, ubuntu_verdict(evidence, ci), _EVIDENCE[evidence].format(code=code), ci or 'no', read))
     lines.append('')
     return lines
 

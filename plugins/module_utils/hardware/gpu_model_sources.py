@@ -57,7 +57,6 @@ def _text(device_id, row):
     return text
 
 
-
 def model_source(device_id, row):
     """``{source, read[, unconfirmed]}`` of the KNOWN_GPUS row of ``device_id`` (``row``: its chip, name, mig_capable)."""
     out = {"source": _text(device_id, row), "read": MODELS_READ}

@@ -42,8 +42,8 @@ BRANCH_ROWS = (
                '0302-nvidia.html); ' + _CI % ('12', '535.309.01 and 535.261.03')},
     {'platform': ('debian', '12'), 'driver_source': 'cuda_repo', 'branches': (580,),
      'where': "NVIDIA's CUDA repository debian12: the R580 driver packages", 'read': '2026-12-07',
-     'source': _CUDA_REPO % 'debian12', 'unconfirmed': 'the repository\'s package index was not read here (a test '
-                                                      'double serves it in CI)'},
+     'source': _CUDA_REPO % 'debian12',
+     'unconfirmed': 'the repository\'s package index was not read here (a test double serves it in CI)'},
     {'platform': ('debian', '13'), 'driver_source': 'distro', 'branches': (550,),
      'where': "Debian 13's archive packages nvidia-graphics-drivers 550", 'read': '2026-12-07',
      'source': 'Debian package nvidia-driver in trixie (https://packages.debian.org/trixie/nvidia-driver): 550.163.01 '
@@ -51,8 +51,8 @@ BRANCH_ROWS = (
                '0302-nvidia.html); ' + _CI % ('13', '550.163.01')},
     {'platform': ('debian', '13'), 'driver_source': 'cuda_repo', 'branches': (580,),
      'where': "NVIDIA's CUDA repository debian13: the R580 driver packages", 'read': '2026-12-07',
-     'source': _CUDA_REPO % 'debian13', 'unconfirmed': 'the repository\'s package index was not read here (a test '
-                                                      'double serves it in CI)'},
+     'source': _CUDA_REPO % 'debian13',
+     'unconfirmed': 'the repository\'s package index was not read here (a test double serves it in CI)'},
     {'platform': ('ubuntu', '22'), 'driver_source': 'distro', 'branches': (580,),
      'where': "Ubuntu 22.04's archive: the R580 -server driver packages", 'read': '2026-12-07',
      'source': _UBUNTU % ('jammy', '"nvidia-driver-580-server/jammy-updates,jammy-security 580.95.05-0ubuntu0.22.04.2"')},
