@@ -33,31 +33,33 @@ KEY_8793F200 = {'key_file': '8793F200.pub', 'fingerprint': '02182E60104FCDC26EAE
 KEY_D42D0685 = {'key_file': 'D42D0685.pub', 'fingerprint': ''}
 
 _KEYS_README = ('NVIDIA cuda-repo-management README, "GPG keys" (https://github.com/NVIDIA/cuda-repo-management): '
-                'active pubkey %s for %s')
+                'active pubkey %s for %s (the stored copy of that README, of 2024-02-27, has no such section yet)')
 _READ = '2026-12-07'
 
 
 def _repo(key, directory, seen):
     return dict(key, directory=directory, read=_READ,
-                source=(_KEYS_README % (key['key_file'].split('.')[0], directory)) + '; ' + seen)
+                source=(_KEYS_README % (key['key_file'].split('.')[0], directory)) + '; checked against: ' + seen)
 
 
 # (distribution family key, version) -> directory and key, each row with its source and the date it
 # was read (docs/vendor-facts.md lists them; lookup() leaves both out of what it returns). Versions:
-# Debian's major, Ubuntu's release without the dot, EL's major.
+# Debian's major, Ubuntu's release without the dot, EL's major. The key files were checked on
+# 2026-12-07 against public install scripts that fetch <directory>/x86_64/<key_file> (found by code
+# search); the full fingerprints are as `gpg --show-keys` printed them for the key files.
 REPOSITORIES = {
-    ('debian', '12'): _repo(KEY_3BF863CC, 'debian12', 'key file and fingerprint as `gpg --show-keys` prints '
-                            'them; the directory and 3bf863cc.pub are used in public install scripts (e.g. public '
-                            'GitHub file ritascarlet/HyprDebianInstaller NvidiaCudaInstaller.sh)'),
+    ('debian', '12'): _repo(KEY_3BF863CC, 'debian12', 'public install scripts fetch debian12/x86_64/3bf863cc.pub '
+                            '(public GitHub file ritascarlet/HyprDebianInstaller NvidiaCudaInstaller.sh)'),
     ('debian', '13'): _repo(KEY_8793F200, 'debian13', 'fingerprint 02182E60104FCDC26EAE1B8597A5D4CB8793F200 as '
                             'public repository-review files quote it for debian13/x86_64/8793F200.pub (public GitHub '
                             'files, index ids 68706970270 and 68563569232)'),
-    ('ubuntu', '2204'): _repo(KEY_3BF863CC, 'ubuntu2204', 'key id A4B469963BF863CC as a public diagnostic '
-                              'script expects it for ubuntu2204/x86_64'),
-    ('ubuntu', '2404'): _repo(KEY_3BF863CC, 'ubuntu2404', 'the same key as ubuntu2204'),
+    ('ubuntu', '2204'): _repo(KEY_3BF863CC, 'ubuntu2204', 'key id A4B469963BF863CC as a public diagnostic script '
+                              'expects it for ubuntu2204/x86_64 (found by code search)'),
+    ('ubuntu', '2404'): _repo(KEY_3BF863CC, 'ubuntu2404', 'public install scripts fetch ubuntu2404/x86_64/3bf863cc.pub '
+                              '(public GitHub files, index ids 61066529323 and 67250229432)'),
     ('rhel', '9'): dict(_repo(KEY_D42D0685, 'rhel9', 'no fingerprint in the table: the user names it or pins the '
                               'file by sha256'),
-                        unconfirmed='the key file of rhel9 was not read here (EL is not run in CI)'),
+                        unconfirmed='the key file of rhel9 was not checked here (EL is not run in CI)'),
 }
 _NOT_RETURNED = ('source', 'read', 'unconfirmed')
 
