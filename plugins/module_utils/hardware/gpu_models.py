@@ -177,9 +177,10 @@ KNOWN_GPUS = {
 for _id, _row in KNOWN_GPUS.items():
     _row.update(gpu_model_sources.model_source(_id, _row))
 
-# Driver floor per PCI device id: (first driver version, the tag it comes from). The floor is the
-# first release whose README "Compatible GPUs" table in NVIDIA/open-gpu-kernel-modules lists the
-# id (every release tag's README read, in version order); the tag is that release. Only GPUs
+# Driver floor per PCI device id: a row (_floor) with the first driver version, the tag it comes
+# from, its source and the date it was read. The floor is the first release whose README
+# "Compatible GPUs" table in NVIDIA/open-gpu-kernel-modules lists the id (every release tag's
+# README read, in version order); the tag is that release. Only GPUs
 # launched after that README began (R515: Ada, Hopper, Blackwell) have one: an older GPU's
 # first listing says when the table caught up, not when the driver did (Tesla T4 first
 # appears in 575.51.02). An id the README never lists keeps the source named in its tag.
