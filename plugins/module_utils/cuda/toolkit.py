@@ -63,16 +63,30 @@ RELEASE_DRIVER_TEXT = dict((tuple(int(p) for p in row['toolkit'].split('.')), ro
 DRIVER_TABLE_SOURCE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' and "
                        "the CUDA Compatibility guide, 'Minor Version Compatibility'")
 
-# The toolkit each distribution ships as nvidia-cuda-toolkit. SOURCE: apt-cache policy on the lab's
-# Debian images with non-free and contrib enabled (2026-12-01): Debian 12 bookworm/non-free
-# 11.8.89~11.8.0-5~deb12u1 (315 packages with recommends, 72 without on a lab node), Debian 13 trixie/non-free 12.4.131~12.4.1-2;
-# Ubuntu (not checked here): 22.04 jammy multiverse 11.5.1, 24.04 noble multiverse 12.0.140.
-DISTRO_TOOLKIT = {
-    ('Debian', '12'): (11, 8),
-    ('Debian', '13'): (12, 4),
-    ('Ubuntu', '22'): (11, 5),
-    ('Ubuntu', '24'): (12, 0),
-}
+# The toolkit each distribution ships as nvidia-cuda-toolkit, one row per distribution with its source
+# and the date it was read (docs/vendor-facts.md lists them). Debian: apt-cache policy on the lab's
+# Debian images with non-free and contrib enabled (2026-12-01); Debian 12 needs 315 packages with
+# recommends, 72 without on a lab node. Ubuntu: published listings kept as fixtures
+# (tests/fixtures/ubuntu-index/).
+DISTRO_TOOLKIT_ROWS = (
+    {'distribution': 'Debian', 'major': '12', 'toolkit': '11.8', 'read': '2026-12-01',
+     'source': 'apt-cache policy nvidia-cuda-toolkit on the lab\'s Debian 12 image (bookworm/non-free): '
+               '11.8.89~11.8.0-5~deb12u1 (https://packages.debian.org/bookworm/nvidia-cuda-toolkit)'},
+    {'distribution': 'Debian', 'major': '13', 'toolkit': '12.4', 'read': '2026-12-01',
+     'source': 'apt-cache policy nvidia-cuda-toolkit on the lab\'s Debian 13 image (trixie/non-free): '
+               '12.4.131~12.4.1-2 (https://packages.debian.org/trixie/nvidia-cuda-toolkit)'},
+    {'distribution': 'Ubuntu', 'major': '22', 'toolkit': '11.5', 'read': '2026-12-07',
+     'source': 'tests/fixtures/ubuntu-index/jammy.txt (a published apt listing of a jammy host): '
+               '"nvidia-cuda-toolkit/jammy,now 11.5.1-1ubuntu1 amd64"'},
+    {'distribution': 'Ubuntu', 'major': '24', 'toolkit': '12.0', 'read': '2026-12-07',
+     'source': 'Ubuntu noble multiverse nvidia-cuda-toolkit (https://packages.ubuntu.com/noble/nvidia-cuda-toolkit): '
+               'an apt-cache policy of a host whose other candidates are noble\'s (python3-dev 3.12.3-0ubuntu2.1, '
+               'cmake 3.28.3-1build7), from Ubuntu\'s archive only: "nvidia-cuda-toolkit | 12.0.140~12.0.1-4build4" '
+               '(public GitHub file, index id 68856971715)',
+     'unconfirmed': 'the quoted listing names no pocket: 24.04 is inferred from the other packages\' versions'},
+)
+DISTRO_TOOLKIT = dict(((row['distribution'], row['major']), tuple(int(p) for p in row['toolkit'].split('.')))
+                      for row in DISTRO_TOOLKIT_ROWS)
 
 # NVIDIA's CUDA repository, per toolkit X.Y: the toolkit cuda-toolkit-X-Y (installs
 # /usr/local/cuda-X.Y), the Nsight command-line tools cuda-nsight-systems-X-Y and

@@ -17,23 +17,52 @@ __metaclass__ = type
 from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_models import describe_gpu
 
 # ---------------------------------------------------------------------------------------
-# Vendor facts, one row per GPU architecture (sources: docs/hardware-gating.md).
+# Vendor facts, one row per GPU architecture, each with its source and the date it was read
+# (docs/vendor-facts.md lists them; the sources in full: docs/hardware-gating.md).
 #   order        generation order, for "Volta and newer" style rules
 #   open         NVIDIA's open kernel modules drive it (Turing and newer: they need the GSP)
 #   proprietary  the proprietary kernel modules drive it (not Blackwell: open only)
 #   min_branch   first driver branch this collection accepts for it (None: no floor)
 #   max_branch   last driver branch that supports it (None: still supported)
 # ---------------------------------------------------------------------------------------
+_INSTALL_GUIDE = ('NVIDIA Driver Installation Guide, "Kernel Modules" (https://docs.nvidia.com/datacenter/tesla/'
+                  'driver-installation-guide/kernel-modules.html): open modules for Turing and newer, proprietary '
+                  'required for Maxwell, Pascal, Volta')
+_OPEN_ONLY = ('NVIDIA Technical Blog, "NVIDIA Transitions Fully Towards Open-Source GPU Kernel Modules" (July 2024): '
+              '"Grace Hopper and Blackwell must use the open modules" (docs/hardware-gating.md [2])')
+_LAST_580 = ('NVIDIA Unix driver deprecation schedule: "The release 580 series will be the last to support GPUs based '
+             'on the Maxwell, Pascal, and Volta architectures" (docs/hardware-gating.md [5][6], reports of it)')
+_POLICY_525 = 'min_branch 525: collection policy (the first production branch accepted), not a vendor fact'
+_B200 = ('min_branch 570: NVIDIA GPU Operator platform support, "HGX B200 requires a driver container version of '
+         '570.133.20 or later" (https://github.com/NVIDIA/cloud-native-docs/pull/184); R570 the first branch '
+         'with RTX 50 support (docs/hardware-gating.md [8])')
+_READ = '2026-12-01'   # the sources of docs/hardware-gating.md were read then (issue 18); not re-read since
+
+
+def _arch(order, open_, proprietary, min_branch, max_branch, source, unconfirmed=None):
+    row = {'order': order, 'open': open_, 'proprietary': proprietary, 'min_branch': min_branch,
+           'max_branch': max_branch, 'source': source, 'read': _READ}
+    if unconfirmed:
+        row['unconfirmed'] = unconfirmed
+    return row
+
+
 ARCHITECTURES = {
-    'kepler': {'order': 30, 'open': False, 'proprietary': True, 'min_branch': None, 'max_branch': 470},
-    'maxwell': {'order': 50, 'open': False, 'proprietary': True, 'min_branch': None, 'max_branch': 580},
-    'pascal': {'order': 60, 'open': False, 'proprietary': True, 'min_branch': None, 'max_branch': 580},
-    'volta': {'order': 70, 'open': False, 'proprietary': True, 'min_branch': None, 'max_branch': 580},
-    'turing': {'order': 75, 'open': True, 'proprietary': True, 'min_branch': None, 'max_branch': None},
-    'ampere': {'order': 80, 'open': True, 'proprietary': True, 'min_branch': None, 'max_branch': None},
-    'ada': {'order': 89, 'open': True, 'proprietary': True, 'min_branch': 525, 'max_branch': None},
-    'hopper': {'order': 90, 'open': True, 'proprietary': True, 'min_branch': 525, 'max_branch': None},
-    'blackwell': {'order': 100, 'open': True, 'proprietary': False, 'min_branch': 570, 'max_branch': None},
+    'kepler': dict(_arch(30, False, True, None, 470, _INSTALL_GUIDE + '; max_branch 470: NVIDIA\'s "Current graphics '
+                         'driver releases" (https://forums.developer.nvidia.com/t/current-graphics-driver-releases/28500)'
+                         ': "Legacy releases 470.239.06 (x86_64) - GKxxx "Kepler" GPUs"'), read='2026-12-07'),
+    'maxwell': _arch(50, False, True, None, 580, _INSTALL_GUIDE + '; ' + _LAST_580,
+                     'max_branch read in reports of NVIDIA\'s schedule, not in NVIDIA\'s own page'),
+    'pascal': _arch(60, False, True, None, 580, _INSTALL_GUIDE + '; ' + _LAST_580,
+                    'max_branch read in reports of NVIDIA\'s schedule, not in NVIDIA\'s own page'),
+    'volta': _arch(70, False, True, None, 580, _INSTALL_GUIDE + '; ' + _LAST_580,
+                   'max_branch read in reports of NVIDIA\'s schedule, not in NVIDIA\'s own page'),
+    'turing': _arch(75, True, True, None, None, _INSTALL_GUIDE),
+    'ampere': _arch(80, True, True, None, None, _INSTALL_GUIDE),
+    'ada': _arch(89, True, True, 525, None, _INSTALL_GUIDE + '; ' + _POLICY_525),
+    'hopper': _arch(90, True, True, 525, None, _INSTALL_GUIDE + '; ' + _POLICY_525),
+    'blackwell': _arch(100, True, False, 570, None, _INSTALL_GUIDE + '; ' + _OPEN_ONLY + '; ' + _B200,
+                       'open only: read in a reproduction of NVIDIA\'s blog post (docs/hardware-gating.md [2])'),
 }
 UNKNOWN_ARCH = 'unknown'
 

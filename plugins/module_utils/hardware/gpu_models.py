@@ -28,6 +28,7 @@ import os
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware import gpu_model_sources
 
 DEFAULT_PCI_IDS_PATHS = (
     "/usr/share/misc/pci.ids",
@@ -171,62 +172,90 @@ KNOWN_GPUS = {
     0x2C05: _gpu("GB203", "GeForce RTX 5070 Ti", "geforce", False, 16),
 }
 
-# Driver floor per PCI device id: (first driver version, the tag it comes from). The floor is the
-# first release whose README "Compatible GPUs" table in NVIDIA/open-gpu-kernel-modules lists the
-# id (every release tag's README read, in version order); the tag is that release. Only GPUs
+# Each row's source and the date it was read (plain data: docs/vendor-facts.md lists them), from
+# hardware/gpu_model_sources.py (what was read, where and when).
+for _id, _row in KNOWN_GPUS.items():
+    _row.update(gpu_model_sources.model_source(_id, _row))
+
+# Driver floor per PCI device id: a row (_floor) with the first driver version, the tag it comes
+# from, its source and the date it was read. The floor is the first release whose README
+# "Compatible GPUs" table in NVIDIA/open-gpu-kernel-modules lists the id (every release tag's
+# README read, in version order); the tag is that release. Only GPUs
 # launched after that README began (R515: Ada, Hopper, Blackwell) have one: an older GPU's
 # first listing says when the table caught up, not when the driver did (Tesla T4 first
 # appears in 575.51.02). An id the README never lists keeps the source named in its tag.
 # A floor is a version-order floor: releases of newer branches that were cut before the id
 # was added (see docs/hardware-gating.md) are not refused by it.
 OPEN_GPU_README = "NVIDIA/open-gpu-kernel-modules"
+# Every release tag's README was read on 2026-12-01 (issue 18 item 5) and again on 2026-12-07: all 193
+# release tags of NVIDIA/open-gpu-kernel-modules from 515.43.04 to 595.45.04, each floor below is the
+# first tag in version order whose "Compatible GPUs" table lists the id; 0x31c3 is in none of them.
+_FLOORS_READ = "2026-12-07"
+
+
+def _floor(version, tag):
+    """A DRIVER_FLOORS row: the floor, the tag it comes from, its source and the date it was read."""
+    if versions.driver_version_or_none(tag):
+        source = ('%s README.md at tag %s, "Compatible GPUs" (https://github.com/%s/blob/%s/README.md): the first '
+                  'of the release tags 515.43.04 ... 595.45.04, in version order, whose table lists the id; the row '
+                  'and the release before it are quoted in tests/unit/plugins/module_utils/data/driver_floors.yml'
+                  % (OPEN_GPU_README, tag, OPEN_GPU_README, tag))
+    else:
+        source = ("%s (docs/hardware-gating.md [19]); the id is in no README of the release tags 515.43.04 ... "
+                  "595.45.04: its sibling's floor" % tag)
+    row = {"version": version, "tag": tag, "source": source, "read": _FLOORS_READ}
+    if not versions.driver_version_or_none(tag):
+        row["unconfirmed"] = "no README release lists the id; the floor is its sibling's"
+    return row
+
+
 DRIVER_FLOORS = {
     # Ada Lovelace
-    0x27B8: ("525.47.22", "525.47.22"),  # L4
-    0x26B5: ("525.47.06", "525.47.06"),  # L40
-    0x26B9: ("535.43.09", "535.43.09"),  # L40S
-    0x26BA: ("535.43.23", "535.43.23"),  # L20
-    0x26B1: ("525.47.06", "525.47.06"),  # RTX 6000 Ada
-    0x26B2: ("535.43.08", "535.43.08"),  # RTX 5000 Ada
-    0x26B3: ("535.43.23", "535.43.23"),  # RTX 5880 Ada
-    0x27B1: ("535.43.10", "535.43.10"),  # RTX 4500 Ada
-    0x27B2: ("535.43.08", "535.43.08"),  # RTX 4000 Ada
-    0x2684: ("525.47.06", "525.47.06"),  # GeForce RTX 4090
-    0x2685: ("535.43.23", "535.43.23"),  # GeForce RTX 4090 D
+    0x27B8: _floor("525.47.22", "525.47.22"),  # L4
+    0x26B5: _floor("525.47.06", "525.47.06"),  # L40
+    0x26B9: _floor("535.43.09", "535.43.09"),  # L40S
+    0x26BA: _floor("535.43.23", "535.43.23"),  # L20
+    0x26B1: _floor("525.47.06", "525.47.06"),  # RTX 6000 Ada
+    0x26B2: _floor("535.43.08", "535.43.08"),  # RTX 5000 Ada
+    0x26B3: _floor("535.43.23", "535.43.23"),  # RTX 5880 Ada
+    0x27B1: _floor("535.43.10", "535.43.10"),  # RTX 4500 Ada
+    0x27B2: _floor("535.43.08", "535.43.08"),  # RTX 4000 Ada
+    0x2684: _floor("525.47.06", "525.47.06"),  # GeForce RTX 4090
+    0x2685: _floor("535.43.23", "535.43.23"),  # GeForce RTX 4090 D
     # Hopper
-    0x2330: ("525.47.07", "525.47.07"),  # H100 80GB HBM3
-    0x2331: ("520.56.06", "520.56.06"),  # H100 PCIe
-    0x2339: ("525.47.22", "525.47.22"),  # H100
-    0x2321: ("535.43.09", "535.43.09"),  # H100 NVL
-    0x2322: ("525.47.22", "525.47.22"),  # H800 PCIe
-    0x2324: ("525.47.22", "525.47.22"),  # H800
-    0x233A: ("535.43.09", "535.43.09"),  # H800 NVL
-    0x2335: ("550.40.65", "550.40.65"),  # H200
-    0x233B: ("565.57.01", "565.57.01"),  # H200 NVL
-    0x2329: ("535.43.25", "535.43.25"),  # H20
-    0x232C: ("535.216.03", "535.216.03"),  # H20-3e
-    0x230E: ("580.82.07", "580.82.07"),  # H20 NVL16
-    0x2342: ("535.43.19", "535.43.19"),  # GH200 120GB / 480GB
-    0x2348: ("565.57.01", "565.57.01"),  # GH200 144G HBM3e
+    0x2330: _floor("525.47.07", "525.47.07"),  # H100 80GB HBM3
+    0x2331: _floor("520.56.06", "520.56.06"),  # H100 PCIe
+    0x2339: _floor("525.47.22", "525.47.22"),  # H100
+    0x2321: _floor("535.43.09", "535.43.09"),  # H100 NVL
+    0x2322: _floor("525.47.22", "525.47.22"),  # H800 PCIe
+    0x2324: _floor("525.47.22", "525.47.22"),  # H800
+    0x233A: _floor("535.43.09", "535.43.09"),  # H800 NVL
+    0x2335: _floor("550.40.65", "550.40.65"),  # H200
+    0x233B: _floor("565.57.01", "565.57.01"),  # H200 NVL
+    0x2329: _floor("535.43.25", "535.43.25"),  # H20
+    0x232C: _floor("535.216.03", "535.216.03"),  # H20-3e
+    0x230E: _floor("580.82.07", "580.82.07"),  # H20 NVL16
+    0x2342: _floor("535.43.19", "535.43.19"),  # GH200 120GB / 480GB
+    0x2348: _floor("565.57.01", "565.57.01"),  # GH200 144G HBM3e
     # Blackwell
-    0x2901: ("570.86.15", "570.86.15"),  # B200
-    0x2941: ("570.123.01", "570.123.01"),  # GB200 (HGX GB200)
-    0x3182: ("580.82.07", "580.82.07"),  # B300 SXM6 AC
-    0x31C2: ("580.82.07", "580.82.07"),  # GB300
+    0x2901: _floor("570.86.15", "570.86.15"),  # B200
+    0x2941: _floor("570.123.01", "570.123.01"),  # GB200 (HGX GB200)
+    0x3182: _floor("580.82.07", "580.82.07"),  # B300 SXM6 AC
+    0x31C2: _floor("580.82.07", "580.82.07"),  # GB300
     # GB300 0x31c3 is in no README: its sibling's floor, from Blackwell Ultra's first driver
     # (GPU Operator's default driver of that release, docs/hardware-gating.md [19])
-    0x31C3: ("580.82.07", "GPU Operator: Blackwell Ultra from 580.82.07"),
-    0x2BB1: ("570.123.07", "570.123.07"),  # RTX PRO 6000 Blackwell Workstation Edition
-    0x2BB4: ("570.123.07", "570.123.07"),  # RTX PRO 6000 Blackwell Max-Q Workstation Edition
-    0x2BB5: ("575.57.08", "575.57.08"),  # RTX PRO 6000 Blackwell Server Edition
-    0x2BB3: ("570.153.02", "570.153.02"),  # RTX PRO 5000 Blackwell
-    0x2C31: ("570.169", "570.169"),  # RTX PRO 4500 Blackwell
-    0x2C3A: ("580.142", "580.142"),  # RTX PRO 4500 Blackwell Server Edition
-    0x2C34: ("570.169", "570.169"),  # RTX PRO 4000 Blackwell
-    0x2B85: ("570.86.16", "570.86.16"),  # GeForce RTX 5090
-    0x2B87: ("570.86.16", "570.86.16"),  # GeForce RTX 5090 D
-    0x2C02: ("570.86.16", "570.86.16"),  # GeForce RTX 5080
-    0x2C05: ("570.123.01", "570.123.01"),  # GeForce RTX 5070 Ti
+    0x31C3: _floor("580.82.07", "GPU Operator: Blackwell Ultra from 580.82.07"),
+    0x2BB1: _floor("570.123.07", "570.123.07"),  # RTX PRO 6000 Blackwell Workstation Edition
+    0x2BB4: _floor("570.123.07", "570.123.07"),  # RTX PRO 6000 Blackwell Max-Q Workstation Edition
+    0x2BB5: _floor("575.57.08", "575.57.08"),  # RTX PRO 6000 Blackwell Server Edition
+    0x2BB3: _floor("570.153.02", "570.153.02"),  # RTX PRO 5000 Blackwell
+    0x2C31: _floor("570.169", "570.169"),  # RTX PRO 4500 Blackwell
+    0x2C3A: _floor("580.142", "580.142"),  # RTX PRO 4500 Blackwell Server Edition
+    0x2C34: _floor("570.169", "570.169"),  # RTX PRO 4000 Blackwell
+    0x2B85: _floor("570.86.16", "570.86.16"),  # GeForce RTX 5090
+    0x2B87: _floor("570.86.16", "570.86.16"),  # GeForce RTX 5090 D
+    0x2C02: _floor("570.86.16", "570.86.16"),  # GeForce RTX 5080
+    0x2C05: _floor("570.123.01", "570.123.01"),  # GeForce RTX 5070 Ti
 }
 
 
@@ -239,7 +268,7 @@ def driver_floor(device_id):
     floor = DRIVER_FLOORS.get(_device_int(device_id))
     if floor is None:
         return None
-    version, tag = floor
+    version, tag = floor["version"], floor["tag"]
     if versions.driver_version_or_none(tag):
         source = "%s %s README.md, Compatible GPUs" % (OPEN_GPU_README, tag)
     else:
@@ -250,9 +279,15 @@ def driver_floor(device_id):
 # NVSwitch PCI ids (class 0x0680). No Blackwell-era (NVLink 5) switch id could be
 # confirmed in pci.ids: on HGX B200 the switches are not host PCI functions, so
 # NVML's NvLink remote device type is what reveals them.
+_FM_GUIDE = ("Fabric Manager User Guide (https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/"
+             "index.html): NVSwitch generations")
 NVSWITCHES = {
-    0x1AF1: {"chip": "GA100", "name": "A100 NVSwitch", "generation": 2},
-    0x22A3: {"chip": "GH100", "name": "H100 NVSwitch", "generation": 3},
+    0x1AF1: {"chip": "GA100", "name": "A100 NVSwitch", "generation": 2, "read": gpu_model_sources.MODELS_READ,
+             "source": '%s: "1af1  GA100 [A100 NVSwitch]"; generation: %s' % (gpu_model_sources.PCI_IDS_SOURCE, _FM_GUIDE),
+             "unconfirmed": "generation: the Fabric Manager guide was not re-read on 2026-12-07"},
+    0x22A3: {"chip": "GH100", "name": "H100 NVSwitch", "generation": 3, "read": gpu_model_sources.MODELS_READ,
+             "source": '%s: "22a3  GH100 [H100 NVSwitch]"; generation: %s' % (gpu_model_sources.PCI_IDS_SOURCE, _FM_GUIDE),
+             "unconfirmed": "generation: the Fabric Manager guide was not re-read on 2026-12-07"},
 }
 
 # compute capability (major, minor) -> architecture, for ids nobody knows

@@ -126,8 +126,15 @@ MODES = ('host', 'container')
 GPU_ACCESS = ('gpus', 'runtime', 'cdi')
 ENGINES = ('docker', 'podman')
 CUDA_MAJORS = ('11', '12', '13')
-# Driver branch from which each CUDA major's DCGM packages work (CUDA's minimum drivers).
-CUDA_MIN_BRANCH = (('13', 580), ('12', 525), ('11', 450))
+# Driver branch from which each CUDA major's DCGM packages work: CUDA's minimum driver of the
+# major (minor-version compatibility; python_env/cuda_match.py MINOR_COMPAT_ROWS says the same and a
+# unit test keeps the two in step). One row per major, newest first, with its source and read date.
+_CUDA_COMPAT = ('CUDA Compatibility guide, "Minor Version Compatibility", Table 1 '
+                '(https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html): "CUDA %s.x >= %d"'
+                '; DCGM installation guide: datacenter-gpu-manager-4-cuda<major> matches the driver\'s CUDA major')
+CUDA_MIN_BRANCH_ROWS = tuple({'cuda_major': major, 'branch': branch, 'source': _CUDA_COMPAT % (major, branch),
+                              'read': '2026-12-07'} for major, branch in (('13', 580), ('12', 525), ('11', 450)))
+CUDA_MIN_BRANCH = tuple((row['cuda_major'], row['branch']) for row in CUDA_MIN_BRANCH_ROWS)
 CONTAINER_NAME = 'dcgm-exporter'
 CONTAINER_CSV = '/etc/dcgm-exporter/gpuops-counters.csv'
 

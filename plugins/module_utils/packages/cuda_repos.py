@@ -32,15 +32,36 @@ KEY_3BF863CC = {'key_file': '3bf863cc.pub', 'fingerprint': 'EB693B3035CD5710E231
 KEY_8793F200 = {'key_file': '8793F200.pub', 'fingerprint': '02182E60104FCDC26EAE1B8597A5D4CB8793F200'}
 KEY_D42D0685 = {'key_file': 'D42D0685.pub', 'fingerprint': ''}
 
-# (distribution family key, version) -> directory and key. Versions: Debian's major, Ubuntu's
-# release without the dot, EL's major.
+_KEYS_README = ('NVIDIA cuda-repo-management README, "GPG keys" (https://github.com/NVIDIA/cuda-repo-management): '
+                'active pubkey %s for %s (the stored copy of that README, of 2024-02-27, has no such section yet)')
+_READ = '2026-12-07'
+
+
+def _repo(key, directory, seen):
+    return dict(key, directory=directory, read=_READ,
+                source=(_KEYS_README % (key['key_file'].split('.')[0], directory)) + '; checked against: ' + seen)
+
+
+# (distribution family key, version) -> directory and key, each row with its source and the date it
+# was read (docs/vendor-facts.md lists them; lookup() leaves both out of what it returns). Versions:
+# Debian's major, Ubuntu's release without the dot, EL's major. The key files were checked on
+# 2026-12-07 against public install scripts that fetch <directory>/x86_64/<key_file> (found by code
+# search); the full fingerprints are as `gpg --show-keys` printed them for the key files.
 REPOSITORIES = {
-    ('debian', '12'): dict(KEY_3BF863CC, directory='debian12'),
-    ('debian', '13'): dict(KEY_8793F200, directory='debian13'),
-    ('ubuntu', '2204'): dict(KEY_3BF863CC, directory='ubuntu2204'),
-    ('ubuntu', '2404'): dict(KEY_3BF863CC, directory='ubuntu2404'),
-    ('rhel', '9'): dict(KEY_D42D0685, directory='rhel9'),
+    ('debian', '12'): _repo(KEY_3BF863CC, 'debian12', 'public install scripts fetch debian12/x86_64/3bf863cc.pub '
+                            '(public GitHub file ritascarlet/HyprDebianInstaller NvidiaCudaInstaller.sh)'),
+    ('debian', '13'): _repo(KEY_8793F200, 'debian13', 'fingerprint 02182E60104FCDC26EAE1B8597A5D4CB8793F200 as '
+                            'public repository-review files quote it for debian13/x86_64/8793F200.pub (public GitHub '
+                            'files, index ids 68706970270 and 68563569232)'),
+    ('ubuntu', '2204'): _repo(KEY_3BF863CC, 'ubuntu2204', 'key id A4B469963BF863CC as a public diagnostic script '
+                              'expects it for ubuntu2204/x86_64 (found by code search)'),
+    ('ubuntu', '2404'): _repo(KEY_3BF863CC, 'ubuntu2404', 'public install scripts fetch ubuntu2404/x86_64/3bf863cc.pub '
+                              '(public GitHub files, index ids 61066529323 and 67250229432)'),
+    ('rhel', '9'): dict(_repo(KEY_D42D0685, 'rhel9', 'no fingerprint in the table: the user names it or pins the '
+                              'file by sha256'),
+                        unconfirmed='the key file of rhel9 was not checked here (EL is not run in CI)'),
 }
+_NOT_RETURNED = ('source', 'read', 'unconfirmed')
 
 REPOSITORIES_DIRS = tuple(sorted(row['directory'] for row in REPOSITORIES.values()))
 
@@ -76,6 +97,7 @@ def lookup(distribution, major, version, architecture):
     if arch is None:
         raise ValueError('NVIDIA\'s CUDA repository has no directory for the architecture %s (known: %s)'
                          % (architecture, ', '.join(sorted(ARCHES))))
+    row = dict((k, v) for k, v in row.items() if k not in _NOT_RETURNED)
     return dict(row, arch=arch, path='%s/%s' % (row['directory'], arch),
                 reason='%s %s on %s: %s/%s, signed by %s' % (distribution, version or major, architecture,
                                                              row['directory'], arch, row['key_file']))

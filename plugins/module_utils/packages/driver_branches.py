@@ -27,29 +27,56 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.cuda_repo
 
 SOURCES = ('distro', 'cuda_repo')
 
-# (distribution family key, major) -> source -> (branches, where they come from). Family keys as
-# cuda_repos.REPOSITORIES (EL-like distributions are 'rhel'); the major as ansible_facts says it.
-BRANCHES = {
-    ('debian', '12'): {
-        'distro': ((535,), "Debian 12's archive packages nvidia-graphics-drivers 535"),
-        'cuda_repo': ((580,), "NVIDIA's CUDA repository debian12: the R580 driver packages"),
-    },
-    ('debian', '13'): {
-        'distro': ((550,), "Debian 13's archive packages nvidia-graphics-drivers 550"),
-        'cuda_repo': ((580,), "NVIDIA's CUDA repository debian13: the R580 driver packages"),
-    },
-    ('ubuntu', '22'): {
-        'distro': ((580,), "Ubuntu 22.04's archive: the R580 -server driver packages"),
-        'cuda_repo': ((580,), "NVIDIA's CUDA repository ubuntu2204: the R580 driver packages"),
-    },
-    ('ubuntu', '24'): {
-        'distro': ((580,), "Ubuntu 24.04's archive: the R580 -server driver packages"),
-        'cuda_repo': ((580,), "NVIDIA's CUDA repository ubuntu2404: the R580 driver packages"),
-    },
-    ('rhel', '9'): {
-        'cuda_repo': ((580,), "NVIDIA's CUDA repository rhel9: the R580 module streams"),
-    },
-}
+# One row per (platform, driver source), each with its vendor source and the date it was read
+# (docs/vendor-facts.md lists them). ``where`` is what the plan's reason says.
+_CI = ('installed by molecule nvidia_driver on the lab\'s Debian %s nodes (README support matrix: %s)')
+_UBUNTU = ('Ubuntu\'s archive, source package nvidia-graphics-drivers-580-server (tests/fixtures/ubuntu-index/%s.txt: %s)')
+_CUDA_REPO = ('NVIDIA Driver Installation Guide (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/): '
+              'branch-named driver packages in the CUDA repository %s up to R580 (nvidia_repo.py; '
+              'tests/fixtures/ubuntu-index/nvidia-repo.txt)')
+BRANCH_ROWS = (
+    {'platform': ('debian', '12'), 'driver_source': 'distro', 'branches': (535,),
+     'where': "Debian 12's archive packages nvidia-graphics-drivers 535", 'read': '2026-12-07',
+     'source': 'Debian package nvidia-driver in bookworm (https://packages.debian.org/bookworm/nvidia-driver): 535.261.03 '
+               'as a published table of Debian\'s driver versions quotes it (https://neurite.github.io/debian-setup/'
+               '0302-nvidia.html); ' + _CI % ('12', '535.309.01 and 535.261.03')},
+    {'platform': ('debian', '12'), 'driver_source': 'cuda_repo', 'branches': (580,),
+     'where': "NVIDIA's CUDA repository debian12: the R580 driver packages", 'read': '2026-12-07',
+     'source': _CUDA_REPO % 'debian12',
+     'unconfirmed': 'the repository\'s package index was not read here (a test double serves it in CI)'},
+    {'platform': ('debian', '13'), 'driver_source': 'distro', 'branches': (550,),
+     'where': "Debian 13's archive packages nvidia-graphics-drivers 550", 'read': '2026-12-07',
+     'source': 'Debian package nvidia-driver in trixie (https://packages.debian.org/trixie/nvidia-driver): 550.163.01 '
+               'as a published table of Debian\'s driver versions quotes it (https://neurite.github.io/debian-setup/'
+               '0302-nvidia.html); ' + _CI % ('13', '550.163.01')},
+    {'platform': ('debian', '13'), 'driver_source': 'cuda_repo', 'branches': (580,),
+     'where': "NVIDIA's CUDA repository debian13: the R580 driver packages", 'read': '2026-12-07',
+     'source': _CUDA_REPO % 'debian13',
+     'unconfirmed': 'the repository\'s package index was not read here (a test double serves it in CI)'},
+    {'platform': ('ubuntu', '22'), 'driver_source': 'distro', 'branches': (580,),
+     'where': "Ubuntu 22.04's archive: the R580 -server driver packages", 'read': '2026-12-07',
+     'source': _UBUNTU % ('jammy', '"nvidia-driver-580-server/jammy-updates,jammy-security 580.95.05-0ubuntu0.22.04.2"')},
+    {'platform': ('ubuntu', '24'), 'driver_source': 'distro', 'branches': (580,),
+     'where': "Ubuntu 24.04's archive: the R580 -server driver packages", 'read': '2026-12-07',
+     'source': _UBUNTU % ('noble', 'no noble listing found; jammy and questing 25.10 carry it'),
+     'unconfirmed': 'no published noble listing of the 580-server packages was found (fixture evidence: none)'},
+    {'platform': ('ubuntu', '22'), 'driver_source': 'cuda_repo', 'branches': (580,),
+     'where': "NVIDIA's CUDA repository ubuntu2204: the R580 driver packages", 'read': '2026-12-07',
+     'source': _CUDA_REPO % 'ubuntu2204', 'unconfirmed': 'the repository\'s package index was not read here'},
+    {'platform': ('ubuntu', '24'), 'driver_source': 'cuda_repo', 'branches': (580,),
+     'where': "NVIDIA's CUDA repository ubuntu2404: the R580 driver packages", 'read': '2026-12-07',
+     'source': _CUDA_REPO % 'ubuntu2404', 'unconfirmed': 'the repository\'s package index was not read here'},
+    {'platform': ('rhel', '9'), 'driver_source': 'cuda_repo', 'branches': (580,),
+     'where': "NVIDIA's CUDA repository rhel9: the R580 module streams", 'read': '2026-12-07',
+     'source': _CUDA_REPO % 'rhel9 (dnf module streams)', 'unconfirmed': 'the repository\'s module metadata was not '
+                                                                         'read here; EL is not run in CI'},
+)
+
+# (distribution family key, major) -> driver source -> (branches, where they come from). Family keys
+# as cuda_repos.REPOSITORIES (EL-like distributions are 'rhel'); the major as ansible_facts says it.
+BRANCHES = {}
+for _row in BRANCH_ROWS:
+    BRANCHES.setdefault(_row['platform'], {})[_row['driver_source']] = (_row['branches'], _row['where'])
 
 
 def _key(distribution, major):

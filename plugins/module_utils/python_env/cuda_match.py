@@ -19,37 +19,67 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.require
 
 # PyTorch's wheel indexes per release: which CUDA builds each torch minor release ships, stable
 # and experimental alike (each has its own index). SOURCE: the "Release Compatibility Matrix" of
-# pytorch/pytorch RELEASE.md (2.0 ... 2.14; the index's stored pytorch/pytorch RELEASE.md is older,
-# the rows from 2.4 on were read from a verbatim copy of the current file): 2.12 and 2.13 ship
-# CUDA 12.6 and 13.0 (stable) and 13.2 (experimental), 2.14 all three as stable; cu128 is gone
-# from 2.12 on.
-TORCH_CUDA_TAGS = {
-    (2, 0): ['cu117', 'cu118'],
-    (2, 1): ['cu118', 'cu121'],
-    (2, 2): ['cu118', 'cu121'],
-    (2, 3): ['cu118', 'cu121'],
-    (2, 4): ['cu118', 'cu121', 'cu124'],
-    (2, 5): ['cu118', 'cu121', 'cu124'],
-    (2, 6): ['cu118', 'cu124', 'cu126'],
-    (2, 7): ['cu118', 'cu126', 'cu128'],
-    (2, 8): ['cu126', 'cu128', 'cu129'],
-    (2, 9): ['cu126', 'cu128', 'cu130'],
-    (2, 10): ['cu126', 'cu128', 'cu130'],
-    (2, 11): ['cu126', 'cu128', 'cu130'],
-    (2, 12): ['cu126', 'cu130', 'cu132'],
-    (2, 13): ['cu126', 'cu130', 'cu132'],
-    (2, 14): ['cu126', 'cu130', 'cu132'],
-}
+# pytorch/pytorch RELEASE.md (2.0 ... 2.14); the index's stored pytorch/pytorch RELEASE.md is older,
+# so every row was read (2026-12-07) in a verbatim copy of the current file (public GitHub file,
+# index id 66643764700): 2.12 and 2.13 ship CUDA 12.6 and 13.0 (stable) and 13.2 (experimental),
+# 2.14 all three as stable; cu128 is gone from 2.12 on.
+TORCH_TABLE_URL = 'https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix'
+TORCH_TABLE_READ = '2026-12-07'
+
+
+def _torch_row(torch, tags, note):
+    return {'torch': torch, 'tags': list(tags), 'read': TORCH_TABLE_READ,
+            'source': 'pytorch/pytorch RELEASE.md, "Release Compatibility Matrix", row %s (%s): %s (read in a '
+                      'verbatim copy of the current file, public GitHub file, index id 66643764700)' % (
+                          torch, TORCH_TABLE_URL, note)}
+
+
+# One row per torch minor release, each with its source and the date it was read (plain data:
+# docs/vendor-facts.md lists it). The CUDA columns are quoted as the matrix prints them.
+TORCH_CUDA_TAG_ROWS = (
+    _torch_row('2.0', ('cu117', 'cu118'), 'stable CUDA 11.7; experimental CUDA 11.8'),
+    _torch_row('2.1', ('cu118', 'cu121'), 'stable CUDA 11.8; experimental CUDA 12.1'),
+    _torch_row('2.2', ('cu118', 'cu121'), 'stable CUDA 11.8; experimental CUDA 12.1'),
+    _torch_row('2.3', ('cu118', 'cu121'), 'stable CUDA 11.8; experimental CUDA 12.1'),
+    _torch_row('2.4', ('cu118', 'cu121', 'cu124'), 'stable CUDA 11.8, 12.1; experimental CUDA 12.4'),
+    _torch_row('2.5', ('cu118', 'cu121', 'cu124'), 'stable CUDA 11.8, 12.1, 12.4'),
+    _torch_row('2.6', ('cu118', 'cu124', 'cu126'), 'stable CUDA 11.8, 12.4; experimental CUDA 12.6'),
+    _torch_row('2.7', ('cu118', 'cu126', 'cu128'), 'stable CUDA 11.8, 12.6; experimental CUDA 12.8'),
+    _torch_row('2.8', ('cu126', 'cu128', 'cu129'), 'stable CUDA 12.6, 12.8; experimental CUDA 12.9'),
+    _torch_row('2.9', ('cu126', 'cu128', 'cu130'), 'stable CUDA 12.6, 12.8; experimental CUDA 13.0'),
+    _torch_row('2.10', ('cu126', 'cu128', 'cu130'), 'stable CUDA 12.6, 12.8; experimental CUDA 13.0'),
+    _torch_row('2.11', ('cu126', 'cu128', 'cu130'), 'stable CUDA 12.6, 12.8, 13.0'),
+    _torch_row('2.12', ('cu126', 'cu130', 'cu132'), 'stable CUDA 12.6, 13.0; experimental CUDA 13.2'),
+    _torch_row('2.13', ('cu126', 'cu130', 'cu132'), 'stable CUDA 12.6, 13.0; experimental CUDA 13.2'),
+    _torch_row('2.14', ('cu126', 'cu130', 'cu132'), 'stable CUDA 12.6, 13.0, 13.2'),
+)
+TORCH_CUDA_TAGS = dict((tuple(int(p) for p in row['torch'].split('.')), list(row['tags']))
+                       for row in TORCH_CUDA_TAG_ROWS)
 TORCH_TABLE_SOURCE = 'pytorch/pytorch RELEASE.md, Release Compatibility Matrix'
 # Torch releases newer than the table: assume the newest row's tags and say so.
 NEWEST_TORCH_ROW = max(TORCH_CUDA_TAGS)
 
 # CUDA minor-version compatibility (NVIDIA's CUDA Compatibility guide, "Minor Version
-# Compatibility", table "CUDA Toolkit and Minimum Required Driver Version"): every build of a
+# Compatibility", Table 1 "CUDA Toolkit 11.x, 12.x, and 13.x Driver Version Ranges"): every build of a
 # CUDA major version runs on a driver of that major version from this driver on (a driver
 # whose own CUDA version is older than the build's minor is enough). A wheel of an older major
 # runs on any newer driver (backward compatibility); a newer major never does.
-MINOR_COMPAT_DRIVER = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 0, 0)}
+MINOR_COMPAT_URL = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html'
+MINOR_COMPAT_ROWS = (
+    {'cuda_major': 11, 'driver': '450.80.02', 'read': '2026-12-07',
+     'source': 'CUDA Compatibility guide, "Minor Version Compatibility" (%s), Table 1: "CUDA 11.x >= 450"; its note: '
+               '"by upgrading to Tesla Recommended Drivers 450.80.02 (Linux) ... minor version compatibility is '
+               'possible across the CUDA 11.x family"' % MINOR_COMPAT_URL},
+    {'cuda_major': 12, 'driver': '525.60.13', 'read': '2026-12-07',
+     'source': 'CUDA Compatibility guide, "Minor Version Compatibility" (%s), Table 1: "CUDA 12.x >= 525"; the '
+               'exact version is CUDA Toolkit release notes Table 3, row "CUDA 12.0 GA" (>= 525.60.13), as in '
+               'cuda/toolkit.py RELEASE_DRIVER_ROWS' % MINOR_COMPAT_URL},
+    {'cuda_major': 13, 'driver': '580', 'read': '2026-12-07',
+     'source': 'CUDA Compatibility guide, "Minor Version Compatibility" (%s), Table 1: "CUDA 13.x >= 580" (the '
+               'branch; no exact version is given)' % MINOR_COMPAT_URL},
+)
+MINOR_COMPAT_DRIVER = dict((row['cuda_major'], tuple(int(p) for p in (row['driver'] + '.0.0').split('.')[:3]))
+                           for row in MINOR_COMPAT_ROWS)
 # Which GPUs each (torch release, tag) build has kernels for: python_env/torch_builds.py (BUILDS,
 # from each release's TORCH_CUDA_ARCH_LIST and RELEASE.md's "PyTorch CUDA Support Matrix").
 

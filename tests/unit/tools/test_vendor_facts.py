@@ -72,3 +72,83 @@ def test_a_table_this_checkout_lacks_is_named_as_not_listed_and_one_it_has_is_li
         assert "COMPATIBILITY_ROWS" not in names
     finally:
         vendor_facts.OPTIONAL = original
+
+
+# Issue 36: every vendor table listed row by row.
+NAMED_IN_ISSUE_36 = {
+    ("plugins/module_utils/python_env/cuda_match.py", "TORCH_CUDA_TAG_ROWS"),
+    ("plugins/module_utils/python_env/cuda_match.py", "MINOR_COMPAT_ROWS"),
+    ("plugins/module_utils/hardware/precision.py", "NATIVE_PRECISION"),
+    ("plugins/module_utils/monitoring/dcgm.py", "CUDA_MIN_BRANCH_ROWS"),
+    ("plugins/module_utils/hardware/gpu_models.py", "KNOWN_GPUS"),
+    ("plugins/module_utils/hardware/gpu_models.py", "DRIVER_FLOORS"),
+    ("plugins/module_utils/hardware/gpu_models.py", "NVSWITCHES"),
+    ("plugins/module_utils/hardware/capabilities.py", "ARCHITECTURES"),
+    ("plugins/module_utils/packages/driver_branches.py", "BRANCH_ROWS"),
+    ("plugins/module_utils/packages/cuda_repos.py", "REPOSITORIES"),
+    ("plugins/module_utils/cuda/toolkit.py", "DISTRO_TOOLKIT_ROWS"),
+}
+
+
+def test_every_table_is_listed_and_none_is_left_pending():
+    listed = set((entry[1], entry[2]) for entry in vendor_facts.registered())
+    assert NAMED_IN_ISSUE_36 <= listed, NAMED_IN_ISSUE_36 - listed
+    assert vendor_facts.pending() == ()
+    assert "## Not listed row by row yet" not in vendor_facts.render()
+
+
+def test_no_sourced_table_in_module_utils_is_left_unregistered():
+    assert vendor_facts.unregistered_tables() == []
+
+
+def test_a_new_sourced_table_nobody_registered_is_found():
+    """Drop one registered table from the registry: the scan names it (file and table)."""
+    entries = tuple(e for e in vendor_facts.registered() if e[2] != "DISTRO_TOOLKIT_ROWS")
+    assert vendor_facts.unregistered_tables(registered_tables=entries) == [
+        ("plugins/module_utils/cuda/toolkit.py", "DISTRO_TOOLKIT_ROWS")]
+
+
+def test_a_registered_row_that_loses_its_source_fails_the_page(monkeypatch):
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware import gpu_models
+    row = dict(gpu_models.KNOWN_GPUS[0x2330])
+    del row["source"]
+    monkeypatch.setitem(gpu_models.KNOWN_GPUS, 0x2330, row)
+    with pytest.raises(vendor_facts.VendorFactsError, match="GPU models by PCI device id, row 0x2330: no source"):
+        vendor_facts.render()
+
+
+def test_ci_on_debian_claims_are_backed_by_the_file_they_name():
+    for name, (path, text, _what) in vendor_facts.CI_ON_DEBIAN.items():
+        with open(os.path.join(REPO, path)) as handle:
+            assert text in handle.read(), (name, path)
+
+
+@pytest.mark.parametrize("evidence, ci, verdict", [
+    ("listed", None, "checked against Ubuntu's index"),
+    ("listed", "molecule x", "checked against Ubuntu's index; the Debian package of that name run on a node in CI"),
+    ("related", "molecule x", "run on a node in CI (Debian's package of that name), not checked against Ubuntu's index"),
+    ("related", None, "neither"),
+    ("none", None, "neither"),
+])
+def test_ubuntu_verdicts(evidence, ci, verdict):
+    assert vendor_facts.ubuntu_verdict(evidence, ci) == verdict
+
+
+def test_every_ubuntu_fixture_name_is_on_the_page_and_in_the_readme_matrix():
+    page = vendor_facts.render()
+    with open(os.path.join(REPO, "README.md")) as handle:
+        matrix = [line for line in handle if line.startswith("| Ubuntu package names")]
+    assert len(matrix) == 1
+    for release, name, evidence, _source, _read, ci in vendor_facts.ubuntu_claims():
+        assert "| %s | `%s` | %s |" % (release, name, vendor_facts.ubuntu_verdict(evidence, ci)) in page
+        assert "`%s`" % name in matrix[0], name
+
+
+def test_a_malformed_ubuntu_fixture_line_fails(tmp_path):
+    (tmp_path / vendor_facts.UBUNTU_INDEX).mkdir(parents=True)
+    for _release, code in vendor_facts.UBUNTU_RELEASES:
+        (tmp_path / vendor_facts.UBUNTU_INDEX / (code + ".txt")).write_text(
+            'python3-venv | listed | SOURCE: x, read 2026-12-07: "python3-venv/noble"\n'
+            'python3-pip | listed | SOURCE: x, read 2026-12-07: "python3-pip/noble"\nextra\n')
+    with pytest.raises(vendor_facts.VendorFactsError, match="not an entry"):
+        vendor_facts.ubuntu_claims(repo=str(tmp_path))

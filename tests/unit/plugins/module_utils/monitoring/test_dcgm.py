@@ -222,3 +222,12 @@ WANTED = ["datacenter-gpu-manager-4-core", "datacenter-gpu-manager-4-cuda12", "d
 ], ids=["converged", "cuda-major-change", "fresh", "not-read", "no-components", "no-gpu"])
 def test_packages_missing_from_the_probes_read(gpu, expect):
     assert dcgm.packages_missing(WANTED, gpu) == expect
+
+
+def test_cuda_min_branch_is_cudas_minor_version_minimum_of_each_major():
+    """The DCGM CUDA-major rule and python_stack's minor-version table say the same (one source)."""
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm as dcgm_module
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import cuda_match
+    assert dict((int(major), branch) for major, branch in dcgm_module.CUDA_MIN_BRANCH) == dict(
+        (major, driver[0]) for major, driver in cuda_match.MINOR_COMPAT_DRIVER.items())
+    assert all(row["source"] and row["read"] for row in dcgm_module.CUDA_MIN_BRANCH_ROWS)

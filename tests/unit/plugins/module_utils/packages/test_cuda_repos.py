@@ -57,3 +57,10 @@ def test_filter_reads_ansible_facts_and_names_the_variable():
     assert cuda_repository({}, facts)["directory"] == "debian13"
     with pytest.raises(AnsibleFilterError, match="gpuops_cuda_repo_key_fingerprint"):
         cuda_repository({"gpuops_cuda_repo_key_fingerprint": "x"}, facts)
+
+
+def test_lookup_returns_the_repository_without_the_rows_source_and_read_date():
+    row = cuda_repos.lookup("Debian", "12", "12.8", "x86_64")
+    assert "source" not in row and "read" not in row and "unconfirmed" not in row
+    assert cuda_repos.REPOSITORIES[("debian", "12")]["source"].startswith("NVIDIA cuda-repo-management README")
+    assert "unconfirmed" not in cuda_repos.lookup("Rocky", "9", "9.4", "x86_64")
