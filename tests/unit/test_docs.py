@@ -127,7 +127,7 @@ def check_ansible_galaxy(words):
     meta = galaxy()
     built = "%s-%s-%s.tar.gz" % (meta["namespace"], meta["name"], meta["version"])
     problems = [] if fnmatch.fnmatch(built, words[5]) else ["%s: %s is not the built tarball's name" % (words, words[5])]
-    if words[4] != INSTALLED.split("/")[0]:
+    if words[4] != INSTALLED.split("/", maxsplit=1)[0]:
         problems.append("%s: installs into %s, but the other commands read %s" % (words, words[4], INSTALLED))
     res = run(["ansible-galaxy", "collection", "install", "--help"])
     if res.returncode != 0 or "-p COLLECTIONS_PATH" not in res.stdout:
@@ -196,7 +196,7 @@ def test_readme_command_runs(words):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("words", [w for w in sh_commands(CONTRIBUTING) if w[0] == "make"], ids=lambda w: " ".join(w))
+@pytest.mark.parametrize("words", [w for w in sh_commands(CONTRIBUTING) if w[0] == "make"], ids=" ".join)
 def test_contributing_make_targets_exist(words):
     assert not check_make(words)
 
