@@ -1,6 +1,6 @@
 """The gpuops.dlserver container lab.
 
-One tool for everything the README's commands and the molecule scenarios need around
+One tool for everything the development commands (CONTRIBUTING.md) and the molecule scenarios need around
 the collection: a Docker engine, systemd node images, the lab nodes, a package cache and
 the artifact mirror. Standard library only, so it runs before any virtualenv exists.
 This file is the only place that knows how a lab node is run: `make lab` starts the

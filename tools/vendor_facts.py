@@ -387,7 +387,7 @@ def ubuntu_claims(repo=REPO):
 
 
 def ubuntu_verdict(evidence, ci):
-    """One of the three words the README's support matrix uses for a name."""
+    """One of the three words the support matrix (docs/support-matrix.md) uses for a name."""
     checked = evidence == 'listed'
     if checked and ci:
         return 'checked against Ubuntu\'s index; the Debian package of that name run on a node in CI'

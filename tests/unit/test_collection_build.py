@@ -59,7 +59,7 @@ SHIPPED_TOP = {"MANIFEST.json", "FILES.json", "README.md", "COPYING", "CHANGELOG
                "requirements.txt", "bindep.txt"}
 DEVELOPMENT = ("lab/", "molecule/", "tests/", "bench/", "tools/", "requirements/", "inventories/lab/", ".cache/",
                ".venv/", ".ci/", ".config/", ".git/", "Makefile", "ansible.cfg", ".ansible-lint", ".yamllint",
-               ".gitignore")
+               ".gitignore", "CONTRIBUTING.md")
 
 
 def test_tarball_ships_the_collection_and_not_the_development_tree(tmp_path):

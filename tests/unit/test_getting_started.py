@@ -1,7 +1,8 @@
 """docs/getting-started.md, followed as written on a fresh project directory.
 
 The collection is built with ansible-galaxy and the guide's own commands (its ``sh`` blocks) run in
-an empty directory: install the tarball, copy the shipped ansible.cfg and inventory, then every
+an empty directory: install the tarball, copy the shipped ansible.cfg and the collection's one
+inventory template (inventories/example), then every
 command that needs no host (ansible-doc, --syntax-check, --list-tags, --list-hosts, the local
 probe). A command that needs the fleet runs with ``--list-hosts`` instead, so its playbook, its
 inventory groups and its --limit are checked. When the guide drifts (a command, a path, a group or
@@ -91,9 +92,22 @@ def test_the_guide_has_the_steps():
     assert any(c.startswith("ansible localhost -c local") for c in commands)
 
 
+EXAMPLE = os.path.join(REPO, "inventories", "example")
+
+
+def test_one_inventory_template():
+    """Issue 38: the guide's project template and inventories/example were two different templates."""
+    assert not os.path.exists(os.path.join(REPO, "docs", "project", "inventory.yml"))
+    templates = [c for c in guide_commands() if c.startswith("cp ") and "inventor" in c]
+    assert templates == ["cp -r collections/ansible_collections/gpuops/dlserver/inventories/example inventory"], templates
+    with open(os.path.join(REPO, "docs", "project", "ansible.cfg")) as handle:
+        assert re.search(r"^inventory = inventory$", handle.read(), flags=re.M)
+
+
 def test_the_guide_inventory_is_the_shipped_one():
-    with open(os.path.join(REPO, "docs", "project", "inventory.yml")) as handle:
+    with open(os.path.join(EXAMPLE, "hosts.yml")) as handle:
         shipped = yaml.safe_load(handle)
+    assert guide_inventory() == shipped, "the guide's inventory differs from inventories/example/hosts.yml"
     assert groups(guide_inventory()["all"]) == groups(shipped["all"])
     found = groups(shipped["all"])
     for group in ("gpu_nodes", "k8s_control", "monitoring"):
@@ -148,9 +162,10 @@ def test_follow_the_guide(project):
         assert res.returncode == 0, "%s\n%s%s" % (command, res.stdout, res.stderr)
         ran.append((command, res.stdout))
     outputs = dict(ran)
-    assert (proj / "ansible.cfg").exists() and (proj / "inventory.yml").exists()
-    assert "gpu-01.example.internal" in outputs["ansible-playbook -i inventory.yml gpuops.dlserver.site --list-hosts"]
-    tags = outputs["ansible-playbook -i inventory.yml gpuops.dlserver.site --list-tags"]
+    assert (proj / "ansible.cfg").exists() and (proj / "inventory" / "hosts.yml").exists()
+    assert (proj / "inventory" / "group_vars" / "gpu_nodes" / "main.yml").exists()
+    assert "gpu-01.example.internal" in outputs["ansible-playbook -i inventory gpuops.dlserver.site --list-hosts"]
+    tags = outputs["ansible-playbook -i inventory gpuops.dlserver.site --list-tags"]
     for tag in ("nvidia_driver", "os_tuning", "monitoring"):
         assert tag in tags, tags
     local = [out for cmd, out in ran if cmd.startswith("ansible localhost -c local")]

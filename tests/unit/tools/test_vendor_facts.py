@@ -134,9 +134,9 @@ def test_ubuntu_verdicts(evidence, ci, verdict):
     assert vendor_facts.ubuntu_verdict(evidence, ci) == verdict
 
 
-def test_every_ubuntu_fixture_name_is_on_the_page_and_in_the_readme_matrix():
+def test_every_ubuntu_fixture_name_is_on_the_page_and_in_the_support_matrix():
     page = vendor_facts.render()
-    with open(os.path.join(REPO, "README.md")) as handle:
+    with open(os.path.join(REPO, "docs", "support-matrix.md")) as handle:
         matrix = [line for line in handle if line.startswith("| Ubuntu package names")]
     assert len(matrix) == 1
     for release, name, evidence, _source, _read, ci in vendor_facts.ubuntu_claims():
