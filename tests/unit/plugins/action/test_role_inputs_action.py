@@ -163,3 +163,19 @@ def test_the_fast_yaml_loader_reads_every_argument_spec_as_safe_load_does(role):
     with open(path) as fast, open(path) as slow:
         assert ri.read_yaml(fast) == yaml.safe_load(slow)
     assert ri.SAFE_LOADER is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def test_lists_and_posture_are_checked_here_with_the_inventorys_groups(tmp_path, run_play):
+    """Issue 37 (value_posture.py): the role's own step refuses a group the play's inventory
+    (localhost,) does not have and a kernel parameter given twice differently, naming each."""
+    play = PLAY.replace("role: os_tuning", "role: volcano")
+    res = run_play(tmp_path, play, None, "volcano_node_group=gpus")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "volcano_node_group: group 'gpus' is not in the inventory" in out
+    assert not (tmp_path / "out.json").exists()
+    res = run_play(tmp_path, PLAY, None, json.dumps({"os_tuning_kernel_cmdline": ["iommu=pt", "iommu=off"]}))
+    assert res.returncode != 0
+    assert "os_tuning_kernel_cmdline: kernel parameter 'iommu' is given twice, differently" in res.stdout + res.stderr
+    res = run_play(tmp_path, play, None, "volcano_node_group=ungrouped")
+    assert res.returncode == 0, res.stdout + res.stderr
