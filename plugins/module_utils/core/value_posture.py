@@ -258,16 +258,16 @@ def unique_problems(name, value, params, full):
                     continue  # the same field in two lists, given alike: merged once (documented)
                 if how == 'counter' and first_var != variable:
                     found.append('%s: DCGM field %s is given differently in %s (%s) and %s (%s): one of them would be '
-                                 'dropped; give it once' % (name, key, first_var, _shown(first), variable,
-                                                           _shown(item)))
+                                 'dropped; give it once'
+                                 % (name, key, first_var, _shown(first), variable, _shown(item)))
                 elif first == item:
                     found.append('%s: %s %s is listed twice%s: it would be configured twice; list each %s once'
                                  % (name, what, _shown(key), '' if first_var == variable else
                                     ' (in %s and %s)' % (first_var, variable), what))
                 else:
+                    where = '' if first_var == variable else ' in %s' % variable
                     found.append('%s: %s %s is given twice, differently (%s and %s%s): only one can take effect; '
-                                 'give each %s once' % (name, what, _shown(key), _shown(first), _shown(item),
-                                                       '' if first_var == variable else ' in %s' % variable, what))
+                                 'give each %s once' % (name, what, _shown(key), _shown(first), _shown(item), where, what))
             else:
                 seen[key] = (variable, item)
     return found
@@ -589,8 +589,8 @@ CARELESS = {
         ([{'name': 'a', 'pinned': True, 'pip': ['torch', 'numpy>=1']}], 'refused',
          'declared pinned, entries without ==X'),
         ([{'name': 'a', 'pinned': True, 'pip': ['torch==2.13.0', 'numpy===2.1.0']}], 'accepted', 'every entry =='),
-        ([{'name': 'a', 'pip': ['torch']}], 'accepted', 'not declared pinned: ranges and names are the user\'s '
-                                                      'choice'),
+        ([{'name': 'a', 'pip': ['torch']}], 'accepted',
+         'not declared pinned: ranges and names are the user\'s choice'),
     ],
     'opt_in': [],
 }

@@ -63,7 +63,8 @@ def test_careless_value(name, value, expected, why):
 
 def test_every_variable_but_the_opt_ins_has_a_refused_value():
     bare = [name for name, (kind, _p) in value_posture.VARIABLES.items()
-            if kind != "opt_in" and name not in value_posture.REFUSED_THROUGH_OTHERS and not any(e == "refused" for _v, e, _w in value_posture.careless_values(name))]
+            if kind != "opt_in" and name not in value_posture.REFUSED_THROUGH_OTHERS
+            and not any(e == "refused" for _v, e, _w in value_posture.careless_values(name))]
     assert not bare, "no careless value refused for: %s" % bare
 
 

@@ -83,9 +83,9 @@ def test_a_secret_variable_keeps_the_published_fact_out_of_the_output(run, tmp_p
     res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-v", "-i", "localhost,", "-c", "local",
                           str(tmp_path / "pb.yml"), "-e", "ansible_python_interpreter=%s" % sys.executable,
                           "-e", "out=%s" % (tmp_path / "out.json"),
+                          # no TLS here: the role's opt-in (value_posture.py refuses it else)
                           "-e", json.dumps({"node_exporter_basic_auth_users": {"prometheus": "s3cr3t-value"},
-                                             # no TLS here: the role's opt-in (value_posture.py refuses it else)
-                                             "node_exporter_basic_auth_allow_http": True})],
+                                            "node_exporter_basic_auth_allow_http": True})],
                          capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
     assert res.returncode == 0, res.stdout + res.stderr
     assert json.loads((tmp_path / "out.json").read_text()) == {"prometheus": "s3cr3t-value"}
