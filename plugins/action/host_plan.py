@@ -17,8 +17,9 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import (ROLES_DIR, insecure_http_hosts, load_spec,
-                                                                            read_yaml, value_problems)
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import (
+    ROLES_DIR, insecure_http_hosts, load_spec, posture_context, read_yaml, value_problems)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import (computed_extra_vars, made_from,
@@ -109,6 +110,9 @@ class ActionModule(ActionBase):
         # the one opt-in for downloads over plain HTTP that nothing pins (url_trust.py)
         insecure_hosts, problem = insecure_http_hosts(task_vars, templar)
         problems.extend([problem] if problem else [])
+        # the inventory's groups and the gpuops_allow_* opt-ins (value_posture.py)
+        context, context_problems = posture_context(task_vars, templar, insecure_hosts)
+        problems.extend(context_problems)
         for role, entry_point in [(r, 'main') for r in public_roles()] + COMMON_CHECKED:
             options = load_spec(role, entry_point)
             values = {}
@@ -128,7 +132,15 @@ class ActionModule(ActionBase):
             else:
                 if entry_point == 'main':
                     inputs[role] = converted
-                problems.extend(value_problems(role, converted, insecure_hosts, entry_point))
+                problems.extend(value_problems(role, converted, insecure_hosts, entry_point, context))
+        # the playbook variables of value_posture.py (the rolling upgrade's), where the play sets them
+        playbook = {}
+        for name in value_posture.PLAYBOOK_VARIABLES:
+            try:
+                playbook.update({name: templar.template(task_vars[name])} if name in task_vars else {})
+            except AnsibleError as exc:
+                problems.append('%s cannot be evaluated: %s' % (name, exc))
+        problems.extend(value_posture.problems('playbook', playbook, context))
         # the address this host publishes for Prometheus's file_sd targets (issue 19)
         problems.extend(e for e in [target_address_error((inputs.get('prometheus') or {}).get('target_address'))] if e)
         # the exporters' listen addresses this host publishes in its plan for Prometheus's targets:

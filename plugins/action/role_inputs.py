@@ -16,11 +16,12 @@ from ansible.plugins.action import ActionBase
 from ansible.vars.clean import namespace_facts
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import in_container, missing_facts, platform_error
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import plan_current, probe_of, run_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.nvidia_repo import input_problems as driver_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import url_trust
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_posture
 
 # The checks an argument spec cannot make (URLs, versions against branches, ranges), for the roles
 # whose first module call does not make them itself: each would cost a round trip to the host of
@@ -31,13 +32,31 @@ VALUE_CHECKS = {
 }
 
 
-def value_problems(role, inputs, insecure_hosts=(), entry_point='main'):
+def value_problems(role, inputs, insecure_hosts=(), entry_point='main', context=None):
     """The problems VALUE_CHECKS finds in ``role``'s converted ``inputs`` (each names its variable),
     then those of its URL and key variables (module_utils/packages/url_trust.py: every role, every
-    entry point; ``insecure_hosts``: gpuops_insecure_http_hosts)."""
+    entry point; ``insecure_hosts``: gpuops_insecure_http_hosts), then those of its lists and its
+    security posture (module_utils/core/value_posture.py; ``context``: posture_context's)."""
     check = VALUE_CHECKS.get(role) if entry_point == 'main' else None
     found = list(check(inputs)) if check else []
-    return found + url_trust.not_yet_named(url_trust.problems(role, inputs, insecure_hosts), found)
+    found += url_trust.not_yet_named(url_trust.problems(role, inputs, insecure_hosts), found)
+    context = context if context is not None else value_posture.context_of(None, insecure_hosts)
+    return found + url_trust.not_yet_named(value_posture.problems(role, inputs, context), found)
+
+
+def posture_context(task_vars, templar, insecure_hosts=()):
+    """(context, problems): what value_posture.problems needs from the play - the inventory's groups
+    (task_vars['groups']) and the documented opt-ins (gpuops_allow_*, common's argument spec)."""
+    allow, found = {}, []
+    for short, name in sorted(value_posture.OPT_INS.items()):
+        try:
+            allow[short] = to_bool(name, templar.template(task_vars.get(name, False)))
+        except InputError as exc:
+            found.extend(exc.problems)
+        except AnsibleError as exc:
+            found.append('%s cannot be evaluated: %s' % (name, exc))
+    groups = task_vars.get('groups')
+    return value_posture.context_of(dict(groups) if isinstance(groups, dict) else None, insecure_hosts, allow), found
 
 
 def insecure_http_hosts(task_vars, templar):
@@ -168,7 +187,9 @@ class ActionModule(ActionBase):
                 raise InputError(problems)
             converted = convert_inputs(options, values, '%s_' % role.lstrip('_'))
             hosts, problem = insecure_http_hosts(task_vars, templar)
-            problems = [problem] if problem else value_problems(role.lstrip('_'), converted, hosts, entry_point)
+            context, problems = posture_context(task_vars, templar, hosts)
+            problems = [problem] if problem else problems or \
+                value_problems(role.lstrip('_'), converted, hosts, entry_point, context)
             if problems:
                 raise InputError(problems)
         except InputError as exc:

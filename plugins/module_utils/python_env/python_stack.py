@@ -72,7 +72,7 @@ def normalise(env, inputs):
                       '(at most 64, not starting with "." or "-")' % (name,)]
     where = 'python_stack_environments[%s]' % name
     known = set(['name', 'backend', 'python', 'pip', 'conda', 'channels', 'index_url', 'extra_index_urls',
-                 'imports', 'jupyter_kernel', 'state', 'verify', 'lock_file'])
+                 'imports', 'jupyter_kernel', 'state', 'verify', 'lock_file', 'pinned'])
     unknown = sorted(set(env) - known)
     if unknown:
         problems.append('%s: unknown key(s) %s; known: %s' % (where, ', '.join(unknown), ', '.join(sorted(known))))
@@ -97,6 +97,8 @@ def normalise(env, inputs):
         problems.append('%s: python must be a 3.X version such as "3.11", not %r' % (where, out['python']))
     if out['state'] not in ('present', 'absent'):
         problems.append('%s: state must be present or absent, not %r' % (where, out['state']))
+    if not isinstance(env.get('pinned', False), bool):
+        problems.append('%s: pinned must be true or false, not %r' % (where, env.get('pinned')))
     for key in ('jupyter_kernel', 'verify'):
         if not isinstance(out[key], bool):
             problems.append('%s: %s must be true or false, not %r' % (where, key, out[key]))

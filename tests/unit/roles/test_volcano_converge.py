@@ -185,7 +185,7 @@ def test_new_config_rolls_the_scheduler_and_an_unplaceable_gang_fails(converged)
         "spec"]["template"]["metadata"]["annotations"]["checksum/scheduler-config"]
     writes = len([r for r in cluster.requests if r[0] != "GET"])
     proc, recap = run(tmp_path, {"volcano_scheduler_actions": ["enqueue", "allocate", "preempt", "backfill"],
-                                 "volcano_smoke_image": "registry.invalid/never-schedules:1", "volcano_smoke_timeout": 5})
+                                 "volcano_smoke_image": "registry.invalid/never-schedules:1.0.0", "volcano_smoke_timeout": 5})
     assert proc.returncode != 0
     assert recap["changed"] == 2 and recap["failed"] == 1, proc.stdout[-6000:]
     assert "The Volcano gang smoke job failed" in proc.stdout and "could not be placed together" in proc.stdout, \

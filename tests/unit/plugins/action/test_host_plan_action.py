@@ -250,3 +250,44 @@ def test_the_branch_is_decided_in_one_pass_from_the_host_facts(run_play, tmp_pat
     else:
         assert (branch["value"], branch["from"]) == (expected, "newest_supported"), branch
         assert "nvidia_driver_source %s on %s %s" % (source, out["distribution"], out["major"]) in branch["reason"]
+
+
+@pytest.mark.parametrize("extra,words", [
+    # the play's inventory (localhost,) has only all and ungrouped: a group named there is a typo
+    (["prometheus_dcgm_exporter_group=gpu_nodez"],
+     ["prometheus_dcgm_exporter_group: group 'gpu_nodez' is not in the inventory", "(none but all)"]),
+    (["gpuops_rolling_k8s_group=k8s_workers"], ["gpuops_rolling_k8s_group: group 'k8s_workers' is not in the inventory"]),
+    (["node_exporter_user=root"], ["node_exporter_user: user 'root' grants privilege",
+                                   "gpuops_allow_privileged_service_accounts"]),
+    (["volcano_smoke_image=nvcr.io/nvidia/cuda:latest"], ["volcano_smoke_image: 'nvcr.io/nvidia/cuda:latest' is a "
+                                                          "moving tag (latest)"]),
+    ([json.dumps({"nvidia_container_toolkit_engines": ["crio", "crio"]})],
+     ["nvidia_container_toolkit_engines: container engine 'crio' is listed twice"]),
+    (["prometheus_node_exporter_basic_auth_username=p", "prometheus_node_exporter_basic_auth_password=x"],
+     ["prometheus_node_exporter_scheme is http but prometheus_node_exporter_basic_auth_username and "
+      "prometheus_node_exporter_basic_auth_password are set"]),
+    (["gpuops_allow_moving_image_tags=maybe"], ["gpuops_allow_moving_image_tags must be a boolean"]),
+])
+def test_a_value_of_the_wrong_meaning_or_posture_fails_on_every_host(run, tmp_path, extra, words):
+    """Issue 37 (value_posture.py): a CPU-only host, where none of these roles runs, still refuses
+    each value, naming the variable, the problem and what would be accepted."""
+    res = run("plan_cpu_only.yml", *extra)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert all(w in out for w in words), out[-3000:]
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("extra", [
+    # the default dcgm group (gpu_nodes) absent from the inventory: the feature is unused, not a typo
+    ["prometheus_dcgm_exporter_group=gpu_nodes", "prometheus_node_exporter_group=ungrouped"],
+    # each risk accepted by its documented opt-in
+    ["volcano_smoke_image=nvcr.io/nvidia/cuda:latest", "gpuops_allow_moving_image_tags=true"],
+    ["node_exporter_user=root", "node_exporter_group=root", "gpuops_allow_privileged_service_accounts=true"],
+    ["prometheus_node_exporter_basic_auth_username=p", "prometheus_node_exporter_basic_auth_password=x",
+     "gpuops_allow_basic_auth_over_http=true"],
+])
+def test_a_value_its_opt_in_or_the_inventory_accepts_passes(run, tmp_path, extra):
+    res = run("plan_cpu_only.yml", *extra)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert (tmp_path / "out.json").exists()

@@ -83,7 +83,9 @@ def test_a_secret_variable_keeps_the_published_fact_out_of_the_output(run, tmp_p
     res = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-v", "-i", "localhost,", "-c", "local",
                           str(tmp_path / "pb.yml"), "-e", "ansible_python_interpreter=%s" % sys.executable,
                           "-e", "out=%s" % (tmp_path / "out.json"),
-                          "-e", json.dumps({"node_exporter_basic_auth_users": {"prometheus": "s3cr3t-value"}})],
+                          # no TLS here: the role's opt-in (value_posture.py refuses it else)
+                          "-e", json.dumps({"node_exporter_basic_auth_users": {"prometheus": "s3cr3t-value"},
+                                            "node_exporter_basic_auth_allow_http": True})],
                          capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path), check=False)
     assert res.returncode == 0, res.stdout + res.stderr
     assert json.loads((tmp_path / "out.json").read_text()) == {"prometheus": "s3cr3t-value"}
@@ -161,3 +163,19 @@ def test_the_fast_yaml_loader_reads_every_argument_spec_as_safe_load_does(role):
     with open(path) as fast, open(path) as slow:
         assert ri.read_yaml(fast) == yaml.safe_load(slow)
     assert ri.SAFE_LOADER is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def test_lists_and_posture_are_checked_here_with_the_inventorys_groups(tmp_path, run_play):
+    """Issue 37 (value_posture.py): the role's own step refuses a group the play's inventory
+    (localhost,) does not have and a kernel parameter given twice differently, naming each."""
+    play = PLAY.replace("role: os_tuning", "role: volcano")
+    res = run_play(tmp_path, play, None, "volcano_node_group=gpus")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "volcano_node_group: group 'gpus' is not in the inventory" in out
+    assert not (tmp_path / "out.json").exists()
+    res = run_play(tmp_path, PLAY, None, json.dumps({"os_tuning_kernel_cmdline": ["iommu=pt", "iommu=off"]}))
+    assert res.returncode != 0
+    assert "os_tuning_kernel_cmdline: kernel parameter 'iommu' is given twice, differently" in res.stdout + res.stderr
+    res = run_play(tmp_path, play, None, "volcano_node_group=ungrouped")
+    assert res.returncode == 0, res.stdout + res.stderr
