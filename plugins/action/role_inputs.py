@@ -15,6 +15,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.vars.clean import namespace_facts
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import in_container, missing_facts, platform_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import plan_current, probe_of, run_id
@@ -31,13 +32,18 @@ VALUE_CHECKS = {
 }
 
 
-def value_problems(role, inputs, insecure_hosts=(), entry_point='main'):
+def value_problems(role, inputs, insecure_hosts=(), entry_point='main', context=None):
     """The problems VALUE_CHECKS finds in ``role``'s converted ``inputs`` (each names its variable),
     then those of its URL and key variables (module_utils/packages/url_trust.py: every role, every
-    entry point; ``insecure_hosts``: gpuops_insecure_http_hosts)."""
+    entry point; ``insecure_hosts``: gpuops_insecure_http_hosts), then those of its paths, numbers
+    and values that reach a file the kernel or a tool reads (module_utils/core/value_kinds.py;
+    ``context``: ``groups``, ``facts`` (the probe's gpuops_gpu) where known)."""
     check = VALUE_CHECKS.get(role) if entry_point == 'main' else None
     found = list(check(inputs)) if check else []
-    return found + url_trust.not_yet_named(url_trust.problems(role, inputs, insecure_hosts), found)
+    found += url_trust.not_yet_named(url_trust.problems(role, inputs, insecure_hosts), found)
+    context = dict(context or {}, insecure_hosts=list(insecure_hosts or []))
+    found += url_trust.not_yet_named(value_kinds.problems(role, inputs, context), found)
+    return found
 
 
 def insecure_http_hosts(task_vars, templar):
@@ -168,7 +174,10 @@ class ActionModule(ActionBase):
                 raise InputError(problems)
             converted = convert_inputs(options, values, '%s_' % role.lstrip('_'))
             hosts, problem = insecure_http_hosts(task_vars, templar)
-            problems = [problem] if problem else value_problems(role.lstrip('_'), converted, hosts, entry_point)
+            context = {'groups': task_vars.get('groups') or {},
+                       'facts': (task_vars.get('ansible_facts') or {}).get('gpuops_gpu')}
+            problems = [problem] if problem else value_problems(role.lstrip('_'), converted, hosts, entry_point,
+                                                                context)
             if problems:
                 raise InputError(problems)
         except InputError as exc:
