@@ -279,7 +279,7 @@ def path_problem(name, value, kind, params=None):
                 'give a directory of its own below it, e.g. %s/gpuops' % (
                     name, _shown(value), 'the root directory' if stripped == '/' else 'a system directory',
                     '/opt' if stripped in ('/', '/usr', '/bin', '/sbin', '/lib') else stripped))
-    if kind in ('dir', 'path') and not params.get('virtual') and (stripped == '/' or inside_virtual):
+    if kind in ('dir', 'path') and (stripped == '/' or (inside_virtual and not params.get('virtual'))):
         return '%s: %s is %s; give a directory of its own' % (
             name, _shown(value), 'the root directory' if stripped == '/' else 'inside a kernel file system')
     return None
@@ -748,6 +748,13 @@ def host_problems(inputs_by_role):
             taken[port] = name
     return found
 
+
+# The class of issue 37 each kind belongs to (the bad-input suite's summary counts per class).
+CLASS_OF_KIND = dict([(k, 'paths by what they may be') for k in ('file', 'dir', 'path', 'prefix', 'controller_file')]
+                     + [(k, 'numbers by their domain') for k in ('int', 'port', 'listen', 'duration', 'scrape_configs',
+                                                                 'power_watts', 'app_clocks', 'serial', 'percent')]
+                     + [(k, 'values that reach a file the kernel or a tool reads')
+                        for k in ('sysctl', 'pam_limits', 'systemd_limits', 'env')])
 
 # kind -> [(careless value, 'refused' | 'accepted', reason)]: what the bad-input suite gives every
 # variable of the kind (tests/unit/roles/bad_input_cases.py).
