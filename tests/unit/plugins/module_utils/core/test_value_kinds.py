@@ -135,3 +135,10 @@ def test_every_check_is_a_full_match_a_trailing_newline_never_passes():
     assert value_kinds.problems("os_tuning", _inputs("os_tuning", {"os_tuning_sysctl_group": {"vm.swappiness": "1\n"}}),
                                 {})  # ... but the role's own check refuses the newline before it is written
     assert value_kinds.env_problems("e", {"A": "x\n"})
+
+
+def test_the_doc_names_every_classified_variable():
+    with open(os.path.join(ROOT, "docs", "input-checks.md")) as handle:
+        text = handle.read()
+    missing = [name for name in value_kinds.VARIABLES if "`%s" % name not in text]
+    assert not missing, "docs/input-checks.md does not name %s" % ", ".join(missing)
