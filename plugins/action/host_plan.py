@@ -17,8 +17,8 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import (ROLES_DIR, insecure_http_hosts, load_spec,
-                                                                           read_yaml, value_problems)
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import (
+    ROLES_DIR, insecure_http_hosts, load_spec, read_yaml, value_problems)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool

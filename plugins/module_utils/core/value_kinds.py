@@ -377,8 +377,8 @@ def scrape_configs_problems(name, jobs, inputs):
         for key in ('scrape_interval', 'scrape_timeout'):
             if key not in job:
                 continue
-            error = duration_problem('%s.%s' % (where, key), job[key], {'max_s': 300 if key == 'scrape_interval'
-                                                                     else 86400})
+            limit = {'max_s': 300 if key == 'scrape_interval' else 86400}
+            error = duration_problem('%s.%s' % (where, key), job[key], limit)
             found.append(error)
             if error is None and key == 'scrape_interval':
                 interval = duration_ms(job[key])

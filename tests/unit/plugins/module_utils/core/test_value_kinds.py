@@ -110,8 +110,8 @@ def test_the_careless_values_of_each_kind_come_out_as_listed(kind):
 
 @pytest.mark.parametrize("inputs,expect", [
     ({}, []),
-    ({"node_exporter": {"listen_address": "0.0.0.0:9100"}, "dcgm_exporter": {"listen_address": ":9400",
-                                                                           "hostengine_address": "localhost:5555"},
+    ({"node_exporter": {"listen_address": "0.0.0.0:9100"},
+      "dcgm_exporter": {"listen_address": ":9400", "hostengine_address": "localhost:5555"},
       "gpu_validate": {"port": 29511, "iperf3_port": 5201, "ib_port": 18515}}, []),
     ({"node_exporter": {"listen_address": "0.0.0.0:9400"}, "dcgm_exporter": {"listen_address": ":9400"}},
      ["dcgm_exporter_listen_address: port 9400 is also node_exporter_listen_address's on this host"]),
