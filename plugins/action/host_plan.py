@@ -19,15 +19,13 @@ from ansible.utils.vars import load_extra_vars
 
 from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import (
     ROLES_DIR, insecure_http_hosts, load_spec, posture_context, read_yaml, value_problems)
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_posture
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import (computed_extra_vars, made_from,
                                                                                      plan_current, probe_of, run_id)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.unknown_vars import unknown_variables, verdict
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.prometheus_config import target_address_error
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm import check_address as check_dcgm_address
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import format_plan_errors
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import build_host_plan, same_inputs
@@ -66,6 +64,19 @@ def unknown_variable_report(task_vars, templar):
         return verdict(mode, found)
     except (AnsibleError, ValueError) as exc:
         return {'warnings': [], 'problems': [str(exc)]}
+
+
+def playbook_values(task_vars, templar, problems):
+    """The playbooks' variables of value_kinds.PLAYBOOK_VARIABLES that the play gives (templated);
+    one that cannot be evaluated is added to ``problems``."""
+    values = {}
+    for name in value_kinds.PLAYBOOK_VARIABLES:
+        if name in task_vars:
+            try:
+                values[name] = templar.template(task_vars[name])
+            except AnsibleError as exc:
+                problems.append('%s cannot be evaluated: %s' % (name, exc))
+    return values
 
 
 def extra_var_names(loader):
@@ -110,9 +121,11 @@ class ActionModule(ActionBase):
         # the one opt-in for downloads over plain HTTP that nothing pins (url_trust.py)
         insecure_hosts, problem = insecure_http_hosts(task_vars, templar)
         problems.extend([problem] if problem else [])
-        # the inventory's groups and the gpuops_allow_* opt-ins (value_posture.py)
+        # what the value checks read besides the inputs: the inventory's groups and the gpuops_allow_*
+        # opt-ins (value_posture.py), this run's probe (value_kinds.py)
         context, context_problems = posture_context(task_vars, templar, insecure_hosts)
         problems.extend(context_problems)
+        context['facts'] = probe_of(plain(args.get('probe')))
         for role, entry_point in [(r, 'main') for r in public_roles()] + COMMON_CHECKED:
             options = load_spec(role, entry_point)
             values = {}
@@ -141,19 +154,15 @@ class ActionModule(ActionBase):
             except AnsibleError as exc:
                 problems.append('%s cannot be evaluated: %s' % (name, exc))
         problems.extend(value_posture.problems('playbook', playbook, context))
+        # the playbooks' own variables (batches, the rolling upgrade's hooks, the probe's report) where
+        # the play gives them, and the ports one host's services open (module_utils/core/value_kinds.py)
+        problems.extend(value_kinds.problems('gpuops', playbook_values(task_vars, templar, problems), context))
+        problems.extend(value_kinds.host_problems(inputs))
         # the address this host publishes for Prometheus's file_sd targets (issue 19)
         problems.extend(e for e in [target_address_error((inputs.get('prometheus') or {}).get('target_address'))] if e)
-        # the exporters' listen addresses this host publishes in its plan for Prometheus's targets:
-        # a bad one fails here, before the plan is published, not on the Prometheus host
-        if 'node_exporter' in inputs:
-            try:
-                parse_listen_address(inputs['node_exporter'].get('listen_address'))
-            except ValueError as exc:
-                problems.append(str(exc))
-        if 'dcgm_exporter' in inputs:
-            error = check_dcgm_address(inputs['dcgm_exporter'].get('listen_address'), 'dcgm_exporter_listen_address')
-            if error:
-                problems.append(error['message'])
+        # the exporters' listen addresses this host publishes in its plan for Prometheus's targets
+        # are checked with every role's inputs above (value_kinds: the roles' own parsers), before the
+        # plan is published, not on the Prometheus host
         if problems:
             result.update(failed=True, problems=problems,
                           msg='gpuops.dlserver: bad input, nothing was changed: %s.' % '; '.join(problems))

@@ -15,13 +15,13 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.vars.clean import namespace_facts
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import in_container, missing_facts, platform_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import plan_current, probe_of, run_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.nvidia_repo import input_problems as driver_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import url_trust
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_posture
 
 # The checks an argument spec cannot make (URLs, versions against branches, ranges), for the roles
 # whose first module call does not make them itself: each would cost a round trip to the host of
@@ -35,12 +35,16 @@ VALUE_CHECKS = {
 def value_problems(role, inputs, insecure_hosts=(), entry_point='main', context=None):
     """The problems VALUE_CHECKS finds in ``role``'s converted ``inputs`` (each names its variable),
     then those of its URL and key variables (module_utils/packages/url_trust.py: every role, every
-    entry point; ``insecure_hosts``: gpuops_insecure_http_hosts), then those of its lists and its
-    security posture (module_utils/core/value_posture.py; ``context``: posture_context's)."""
+    entry point; ``insecure_hosts``: gpuops_insecure_http_hosts), then those of its paths, numbers
+    and values that reach a file the kernel or a tool reads (module_utils/core/value_kinds.py), then
+    those of its lists and its security posture (module_utils/core/value_posture.py). ``context``:
+    posture_context's (``groups``, ``allow``) and, where known, ``facts`` (the probe's gpuops_gpu)."""
     check = VALUE_CHECKS.get(role) if entry_point == 'main' else None
     found = list(check(inputs)) if check else []
     found += url_trust.not_yet_named(url_trust.problems(role, inputs, insecure_hosts), found)
-    context = context if context is not None else value_posture.context_of(None, insecure_hosts)
+    context = dict(value_posture.context_of(None, insecure_hosts), **(context or {}))
+    context['insecure_hosts'] = list(insecure_hosts or [])
+    found += url_trust.not_yet_named(value_kinds.problems(role, inputs, context), found)
     return found + url_trust.not_yet_named(value_posture.problems(role, inputs, context), found)
 
 
@@ -188,6 +192,7 @@ class ActionModule(ActionBase):
             converted = convert_inputs(options, values, '%s_' % role.lstrip('_'))
             hosts, problem = insecure_http_hosts(task_vars, templar)
             context, problems = posture_context(task_vars, templar, hosts)
+            context['facts'] = (task_vars.get('ansible_facts') or {}).get('gpuops_gpu')
             problems = [problem] if problem else problems or \
                 value_problems(role.lstrip('_'), converted, hosts, entry_point, context)
             if problems:

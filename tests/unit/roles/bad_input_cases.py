@@ -6,12 +6,21 @@ meta/argument_specs.yml (so a new variable is covered without editing anything);
 (core/role_inputs.py, what the preflight of every role does first) and runs the role's
 preflight checks - the same Python functions its preflight reaches - and returns
 ``('refused', message)``, ``('accepted', None)`` or ``('crashed', error)``.
+
+``semantic_cases()`` (issue 37) yields the careless values whose form is fine but whose meaning is
+wrong: for every variable each module of ``SEMANTIC`` classifies (``VARIABLES``: name -> (kind,
+params)), every value its ``CARELESS`` table lists for that kind, with the expected outcome and
+its reason; ``semantic_outcome()`` runs them through the role's checks and what the controller
+runs on every host before any change (role_inputs.value_problems; the playbooks' variables
+through the modules' ``problems('gpuops', ...)``, as host_plan does).
 """
 import copy
 import os
 
 import yaml
 
+from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import value_problems
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit as cuda_toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit
@@ -164,10 +173,96 @@ def outcome(role, variable, value):
         named = [p for p in exc.problems if variable in p]
         return ("refused", named[0]) if named else ("crashed", "InputError not naming it: %s" % exc.problems)
     try:
-        errors = VALIDATORS[role](inputs)
+        # the role's own checks, then what the controller runs on every host before any change
+        errors = list(VALIDATORS[role](inputs)) + value_problems(role, inputs, [], "main", dict(CHECK_CONTEXT))
     except Exception as exc:  # pylint: disable=broad-except
         return "crashed", "%s: %s" % (type(exc).__name__, exc)
     short = variable[len(prefix):]
+    named = [e for e in errors if variable in e or (role == "volcano" and short in e)]
+    if named:
+        return "refused", named[0]
+    if errors:
+        return "crashed", "refused, but no message names %s: %s" % (variable, errors)
+    return "accepted", None
+
+
+# The modules of issue 37's semantic classes: VARIABLES, CARELESS, CLASS_OF_KIND (optional) and
+# PLAYBOOK_VARIABLES (optional). A module added here is covered for every variable it classifies.
+SEMANTIC = {
+    "value_kinds": value_kinds,
+    "value_posture": value_posture,
+}
+# What the controller's checks read besides the inputs (role_inputs and host_plan build it).
+CHECK_CONTEXT = {"groups": {"all": ["gpu-01"], "gpu_nodes": ["gpu-01"]}, "insecure_hosts": []}
+
+
+def _common_entry(variable):
+    """The options of the entry point of common that declares ``variable``, and its name (or None)."""
+    with open(os.path.join(ROLES_DIR, "common", "meta", "argument_specs.yml")) as handle:
+        specs = (yaml.safe_load(handle) or {}).get("argument_specs") or {}
+    for entry, body in sorted(specs.items()):
+        if variable in ((body or {}).get("options") or {}):
+            return body["options"], entry
+    return None, None
+
+
+def owner(variable, module):
+    """The role whose main entry point declares ``variable``; common for common's entry points;
+    gpuops for the playbooks' variables."""
+    for role in roles():
+        if variable in load_spec(role):
+            return role
+    if _common_entry(variable)[0] is not None:
+        return "common"
+    if variable in getattr(module, "PLAYBOOK_VARIABLES", ()):
+        return "gpuops"
+    raise AssertionError("%s: no role, common entry point or playbook declares it" % variable)
+
+
+def semantic_cases():
+    """``(role, variable, case kind, value, expected, reason, class)`` for every classified variable."""
+    for name, module in sorted(SEMANTIC.items()):
+        classes = getattr(module, "CLASS_OF_KIND", {})
+        for variable, (kind, params) in sorted(module.VARIABLES.items()):
+            role = owner(variable, module)
+            careless = module.careless_values(variable) if hasattr(module, "careless_values") else module.CARELESS[kind]
+            for index, (value, expected, reason) in enumerate(careless):
+                if params.get("key"):
+                    value = {params["key"]: value}  # one key of a dict (gpuops_rolling_drain_options)
+                elif params.get("list"):
+                    value = [value]  # one entry of a list (prometheus_rules_files)
+                yield (role, variable, "%s_%s_%d" % (name, kind, index), value, expected, reason,
+                       classes.get(kind, name))
+
+
+def semantic_outcome(role, variable, value, kind=""):
+    """``(result, detail)`` of a semantic careless value: the role's own checks, then what the
+    controller checks on every host (role_inputs.value_problems, or host_plan's playbook check).
+    value_posture's values are tried with the roles' defaults around them (CONTEXT's companions,
+    such as node_exporter_basic_auth_allow_http, are the opt-ins its values test)."""
+    values = {} if kind.startswith("value_posture_") else context(role, variable)
+    values[variable] = copy.deepcopy(value)
+    try:
+        if role == "gpuops":
+            inputs, entry = values, None
+        elif role == "common":
+            options, entry = _common_entry(variable)
+            inputs = convert_inputs(options, values, "")
+        else:
+            inputs, entry = convert_inputs(load_spec(role), values, role + "_"), "main"
+    except InputError as exc:
+        named = [p for p in exc.problems if variable in p]
+        return ("refused", named[0]) if named else ("crashed", "InputError not naming it: %s" % exc.problems)
+    try:
+        errors = list(VALIDATORS[role](inputs)) if role in VALIDATORS else []
+        if role == "gpuops":
+            for module in SEMANTIC.values():
+                errors.extend(module.problems("gpuops", inputs, dict(CHECK_CONTEXT)))
+        else:
+            errors.extend(value_problems(role, inputs, [], entry, dict(CHECK_CONTEXT)))
+    except Exception as exc:  # pylint: disable=broad-except
+        return "crashed", "%s: %s" % (type(exc).__name__, exc)
+    short = variable[len(role) + 1:]
     named = [e for e in errors if variable in e or (role == "volcano" and short in e)]
     if named:
         return "refused", named[0]

@@ -118,11 +118,12 @@ def _failed_task(out):
     # argument validation splits a string into a list on commas; the typed inputs refuse it.
     ({"os_tuning_kernel_cmdline": "pcie_aspm=off"}, INPUTS, ["os_tuning_kernel_cmdline must be a list, got a string"]),
     ({"os_tuning_unattended_blacklist": "nvidia-*"}, INPUTS, ["os_tuning_unattended_blacklist must be a list"]),
-    ({"os_tuning_sysctl_overwrite": {"not a key": 1}}, DECIDE,
+    # the role's own value checks (os_tuning_inputs) run on the controller first (role_inputs, value_kinds)
+    ({"os_tuning_sysctl_overwrite": {"not a key": 1}}, INPUTS,
      ["os_tuning_sysctl_overwrite: keys must be dotted sysctl names", "bad input, nothing was changed"]),
-    ({"os_tuning_kernel_cmdline": ["iommu=pt quiet"]}, DECIDE, ["os_tuning_kernel_cmdline: one parameter per entry"]),
-    ({"os_tuning_reboot_timeout": 5}, DECIDE, ["os_tuning_reboot_timeout must be between 60 and 86400"]),
-    ({"os_tuning_limits_extra": [{"domain": "a b", "type": "-", "item": "nofile", "value": 1}]}, DECIDE,
+    ({"os_tuning_kernel_cmdline": ["iommu=pt quiet"]}, INPUTS, ["os_tuning_kernel_cmdline: one parameter per entry"]),
+    ({"os_tuning_reboot_timeout": 5}, INPUTS, ["os_tuning_reboot_timeout must be between 60 and 86400"]),
+    ({"os_tuning_limits_extra": [{"domain": "a b", "type": "-", "item": "nofile", "value": 1}]}, INPUTS,
      ["os_tuning_limits_extra[0].domain"]),
 ], ids=["thp-choice", "governor-choice", "reboot-not-bool", "cmdline-string", "blacklist-string", "sysctl-key",
         "cmdline-space", "reboot-timeout", "limits-domain"])

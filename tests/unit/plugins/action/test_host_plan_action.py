@@ -79,7 +79,9 @@ def test_a_target_address_that_is_no_address_fails_naming_it(run, tmp_path):
 
 @pytest.mark.parametrize("variable,value,words", [
     ("node_exporter_listen_address", "9100", ["node_exporter_listen_address", "is not a listen address"]),
-    ("dcgm_exporter_listen_address", ":9400\n", ["dcgm_exporter_listen_address", "[HOST]:PORT"]),
+    # dcgm_exporter's own value checks (dcgm_inputs, run on every host by value_kinds) name the newline first
+    ("dcgm_exporter_listen_address", ":9400\n", ["dcgm_exporter_listen_address", "control character"]),
+    ("dcgm_exporter_listen_address", ":70000", ["dcgm_exporter_listen_address", "[HOST]:PORT"]),
 ])
 def test_a_listen_address_the_plan_publishes_is_checked_first(run, tmp_path, variable, value, words):
     # Prometheus reads the exporters' listen addresses from each host's plan: a bad one fails on its
@@ -291,3 +293,22 @@ def test_a_value_its_opt_in_or_the_inventory_accepts_passes(run, tmp_path, extra
     res = run("plan_cpu_only.yml", *extra)
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     assert (tmp_path / "out.json").exists()
+
+
+def test_paths_numbers_and_file_values_are_refused_on_every_host(run, tmp_path):
+    """Issue 37 (module_utils/core/value_kinds.py): on a CPU-only host, where none of these roles
+    runs, a / environment prefix, a 0s scrape interval, a negative sysctl value, two exporters on one
+    port and a batch of no host (a playbook variable) are each refused, naming the variable."""
+    res = run("plan_cpu_only.yml", json.dumps({
+        "python_stack_prefix": "/", "prometheus_scrape_interval": "0s",
+        "os_tuning_sysctl_overwrite": {"vm.swappiness": -5},
+        "node_exporter_listen_address": "0.0.0.0:9400", "gpuops_rolling_serial": 0}))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    for words in ("python_stack_prefix: '/' is the root directory",
+                  "prometheus_scrape_interval: '0s' is below one second",
+                  "os_tuning_sysctl_overwrite[vm.swappiness]: -5 is outside what vm.swappiness takes (0 to 200)",
+                  "dcgm_exporter_listen_address: port 9400 is also node_exporter_listen_address's on this host",
+                  "gpuops_rolling_serial: 0 is not a batch size"):
+        assert words in out, (words, out[-3000:])
+    assert not (tmp_path / "out.json").exists()

@@ -1,0 +1,884 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Paths, numbers and values that reach a file the kernel or a tool reads, by what they mean (issue 37).
+
+ONE table (``VARIABLES``: name -> ``(kind, params)``) classifies every path, number, duration,
+port, limit, clock, sysctl and environment variable of every role, of common's entry points and of
+the playbooks (rolling upgrade, probe, site batches); ``problems(role, inputs, context)`` checks the
+variables of ``inputs`` by their kind, each problem naming the variable, the value's problem and
+what would be accepted. The actions ``host_plan`` (every role, every host, before any change) and
+``role_inputs`` run it after the URL and key checks (packages/url_trust.py).
+
+Kinds (``KINDS``):
+
+- paths: ``file`` (an absolute file path on the host: not relative, no ``.``/``..`` segment, no
+  trailing slash, not a directory of the system), ``dir`` (an absolute directory: not relative, no
+  ``..``, not a file name such as ``x.json``), ``prefix`` (a directory of its own where the role
+  creates and owns content: neither ``/`` nor a system directory such as ``/usr``, not inside
+  ``/proc``, ``/sys``, ``/dev``, ``/boot``), ``controller_file`` (a file on the controller: relative
+  is fine, ``..`` segments are not);
+- numbers: ``int`` (a whole number within ``low``..``high`` of its unit), ``port`` (1-65535),
+  ``listen`` (``HOST:PORT``, its port 1-65535), ``duration`` (a Prometheus duration above ``0s``
+  and at most ``max_s``), ``scrape_configs`` (a job's scrape_interval and scrape_timeout: neither
+  ``0s``, the timeout not above the interval), ``power_watts`` and ``app_clocks`` (against the GPUs
+  the probe saw where ``context['facts']`` holds its data, else a plausible range, the GPU's own
+  range being checked on the host; the probe reads no supported clocks, so nvidia-smi -ac checks a
+  clock pair on the host), ``serial`` and ``percent`` (a play's batches);
+- values that reach a file the kernel or a tool reads: ``sysctl`` (numbers and spaces, or the
+  documented words of the key; within the key's domain where the table knows it; never negative
+  where the kernel takes none), ``pam_limits`` (pam_limits(8): the item's domain, soft not above
+  hard), ``systemd_limits`` (systemd's DefaultLimit*: soft not above hard, NOFILE within the
+  kernel's nr_open ceiling), ``env`` (a KEY=VALUE file read by systemd's EnvironmentFile= and by
+  gpu_validate: one line without quotes, backslashes, ``$`` or backticks that the reader would
+  strip or expand, no blanks around it, no YAML boolean turned into ``True``).
+
+Where a role already has a check of the same value that runs only on the host or only in its own
+preflight (os_tuning_inputs.problems, the sysctl/limits/paths of os_tuning; dcgm_inputs.problems;
+python_stack's stack_inputs and env_default_problems; gpu_validate's number bounds), ``ROLE_CHECKS``
+runs it from here, so it fails before any change on every host; a problem of the kind checks for a
+variable such a check already named is left out (one message per variable).
+
+``CARELESS`` lists, per kind, the careless values the bad-input suite gives every variable of that
+kind (tests/unit/roles/bad_input_cases.py), each with its expected outcome and the reason.
+
+Pure, standard library only.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import SYSTEM_DIRS
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_inputs import MAX_TIMEOUT, MAX_WORKERS
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, dcgm_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env, stack_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.inputs import BOUNDS as VALIDATE_BOUNDS
+
+KINDS = {
+    'file': 'an absolute path of a file on the host',
+    'dir': 'an absolute directory on the host',
+    'path': 'an absolute path of a file or a directory on the host',
+    'prefix': 'a directory of its own (an environment prefix or an install directory)',
+    'controller_file': 'a file on the controller',
+    'int': 'a whole number within its domain',
+    'port': 'a TCP port',
+    'listen': 'a listen address HOST:PORT',
+    'duration': 'a Prometheus duration',
+    'scrape_configs': 'scrape jobs with their own scrape_interval and scrape_timeout',
+    'power_watts': 'a GPU power limit in watts',
+    'app_clocks': 'GPU application clocks in MHz',
+    'serial': "a play's batch size: a number, a percentage or a list of them",
+    'percent': 'a percentage from 0 to 100',
+    'sysctl': 'sysctl settings written to a sysctl.d file',
+    'pam_limits': 'pam_limits entries written to a limits.d file',
+    'systemd_limits': "the systemd manager's DefaultLimit* settings",
+    'env': 'environment variables written to a KEY=VALUE file and a profile script',
+}
+
+_R = os_tuning_inputs.REBOOT_TIMEOUT_RANGE
+
+# name -> (kind, params). params: low/high/unit (int), empty (what '' or null means: a documented
+# "none"), file_words (dir: whether a file-like name is refused), virtual (dir: /sys and /proc are
+# fine, the probe's fixture tree), tilde (a controller directory under ~), max_s (duration).
+VARIABLES = {
+    # common, entry point gpu (every host)
+    'gpuops_sysfs_root': ('dir', {'virtual': True}),
+    'gpuops_reboot_throttle': ('int', {'low': 0, 'high': 10000, 'unit': 'hosts rebooting at once (0: the batch)'}),
+    'gpuops_lab_container_reboot': ('int', {'low': 0, 'high': 3600, 'unit': 'seconds (0: off; TEST-ONLY)'}),
+    # cuda_toolkit
+    'cuda_toolkit_status_file': ('file', {}),
+    # dcgm_exporter
+    'dcgm_exporter_listen_address': ('listen', {'check': 'dcgm'}),
+    'dcgm_exporter_hostengine_address': ('listen', {'check': 'dcgm'}),
+    'dcgm_exporter_collect_interval_ms': ('int', {'low': 100, 'high': 3600000, 'unit': 'milliseconds'}),
+    'dcgm_exporter_binary': ('file', {}),
+    'dcgm_exporter_status_file': ('file', {}),
+    # gpu_validate (the number bounds are the role's own: validate/inputs.py BOUNDS)
+    'gpu_validate_python': ('file', {'empty': 'the python of gpu_validate_python_env'}),
+    'gpu_validate_env_prefix': ('prefix', {}),
+    'gpu_validate_env_file': ('file', {}),
+    'gpu_validate_dataset_path': ('path', {'empty': 'the dataset is not checked'}),
+    'gpu_validate_record_dir': ('dir', {}),
+    'gpu_validate_textfile_dir': ('dir', {'empty': 'no metrics file'}),
+    'gpu_validate_port': ('port', {}),
+    'gpu_validate_iperf3_port': ('port', {}),
+    'gpu_validate_ib_port': ('port', {}),
+    'gpu_validate_retired_page_limit': ('int', {'unit': 'retired pages'}),
+    'gpu_validate_size_mib': ('int', {'unit': 'MiB'}),
+    'gpu_validate_resnet50_batch': ('int', {'unit': 'images per batch'}),
+    'gpu_validate_ib_seconds': ('int', {'unit': 'seconds'}),
+    'gpu_validate_dcgm_diag_level': ('int', {'unit': '(DCGM diagnostic level)'}),
+    'gpu_validate_dcgm_diag_timeout': ('int', {'unit': 'seconds'}),
+    'gpu_validate_timeout': ('int', {'unit': 'seconds'}),
+    'gpu_validate_refresh_days': ('int', {'unit': 'days'}),
+    # node_exporter
+    'node_exporter_cache_dir': ('dir', {'tilde': True}),
+    'node_exporter_install_dir': ('prefix', {}),
+    'node_exporter_config_dir': ('prefix', {}),
+    'node_exporter_listen_address': ('listen', {'check': 'node_exporter'}),
+    'node_exporter_textfile_dir': ('dir', {}),
+    'node_exporter_tls_cert_file': ('file', {'empty': 'no TLS'}),
+    'node_exporter_tls_key_file': ('file', {'empty': 'no TLS'}),
+    'node_exporter_status_file': ('file', {}),
+    # nvidia_container_toolkit
+    'nvidia_container_toolkit_status_file': ('file', {}),
+    # nvidia_driver
+    'nvidia_driver_power_limit_watts': ('power_watts', {}),
+    'nvidia_driver_application_clocks': ('app_clocks', {}),
+    'nvidia_driver_reboot_timeout': ('int', {'low': _R[0], 'high': _R[1], 'unit': 'seconds'}),
+    'nvidia_driver_debian_keyring': ('file', {}),
+    'nvidia_driver_status_file': ('file', {}),
+    # os_tuning
+    'os_tuning_status_file': ('file', {}),
+    'os_tuning_sysctl_defaults': ('sysctl', {}),
+    'os_tuning_sysctl_group': ('sysctl', {}),
+    'os_tuning_sysctl_overwrite': ('sysctl', {}),
+    'os_tuning_sysctl_file': ('file', {}),
+    'os_tuning_limits': ('pam_limits', {}),
+    'os_tuning_limits_extra': ('pam_limits', {}),
+    'os_tuning_limits_file': ('file', {}),
+    'os_tuning_systemd_limits': ('systemd_limits', {}),
+    'os_tuning_systemd_limits_file': ('file', {}),
+    'os_tuning_reboot_timeout': ('int', {'low': _R[0], 'high': _R[1], 'unit': 'seconds'}),
+    # prometheus
+    'prometheus_config_file': ('file', {}),
+    'prometheus_file_sd_dir': ('dir', {}),
+    'prometheus_rules_dir': ('dir', {}),
+    'prometheus_rules_files': ('controller_file', {'list': True}),
+    'prometheus_promtool': ('file', {'empty': 'no promtool check'}),
+    'prometheus_scrape_interval': ('duration', {'max_s': 300}),
+    'prometheus_evaluation_interval': ('duration', {'max_s': 300}),
+    'prometheus_extra_scrape_configs': ('scrape_configs', {}),
+    'prometheus_node_exporter_tls_ca_file': ('file', {'empty': "the system's CAs"}),
+    'prometheus_grafana_dashboards_dir': ('dir', {'empty': 'no dashboard'}),
+    'prometheus_grafana_provisioning_dir': ('dir', {'empty': 'no provisioning file'}),
+    'prometheus_status_file': ('file', {}),
+    # python_stack
+    'python_stack_prefix': ('prefix', {}),
+    'python_stack_conda_prefix': ('prefix', {}),
+    'python_stack_cache_dir': ('dir', {'empty': 'no package cache'}),
+    'python_stack_keep_builds': ('int', {'low': 0, 'high': stack_inputs.MAX_KEEP_BUILDS, 'unit': 'builds'}),
+    'python_stack_env_defaults': ('env', {}),
+    'python_stack_env_file': ('file', {}),
+    'python_stack_profile_file': ('file', {}),
+    'python_stack_kernel_dir': ('dir', {}),
+    'python_stack_status_file': ('file', {}),
+    # volcano
+    'volcano_kubeconfig': ('controller_file', {'empty': 'K8S_AUTH_KUBECONFIG, KUBECONFIG or ~/.kube/config'}),
+    'volcano_wait_timeout': ('int', {'low': 1, 'high': MAX_TIMEOUT, 'unit': 'seconds'}),
+    'volcano_smoke_timeout': ('int', {'low': 1, 'high': MAX_TIMEOUT, 'unit': 'seconds'}),
+    'volcano_smoke_workers': ('int', {'low': 0, 'high': MAX_WORKERS, 'unit': 'workers (0: one per GPU node)'}),
+    'volcano_status_file': ('file', {'empty': 'no status file'}),
+    # playbooks (host_plan reads them where the play gives them; not declared in a role's spec)
+    'gpuops_serial': ('serial', {}),
+    'gpuops_max_fail_percentage': ('percent', {}),
+    'gpuops_rolling_serial': ('serial', {}),
+    'gpuops_rolling_kubeconfig': ('controller_file', {'empty': 'K8S_AUTH_KUBECONFIG or ~/.kube/config'}),
+    'gpuops_rolling_drain_tasks': ('controller_file', {'empty': 'no drain tasks'}),
+    'gpuops_rolling_resume_tasks': ('controller_file', {'empty': 'no resume tasks'}),
+    'gpuops_rolling_drain_options': ('int', {'key': 'wait_timeout', 'low': 1, 'high': 86400, 'unit': 'seconds'}),
+    'gpuops_report_path': ('controller_file', {'empty': 'no report file'}),
+}
+for _name, (_low, _high) in VALIDATE_BOUNDS.items():
+    if VARIABLES.get('gpu_validate_' + _name, ('', {}))[0] == 'int':
+        VARIABLES['gpu_validate_' + _name][1].update(low=_low, high=_high)
+
+# The playbooks' variables: no role declares them; host_plan reads them from the play.
+PLAYBOOK_VARIABLES = ('gpuops_serial', 'gpuops_max_fail_percentage', 'gpuops_rolling_serial',
+                      'gpuops_rolling_kubeconfig', 'gpuops_rolling_drain_tasks', 'gpuops_rolling_resume_tasks',
+                      'gpuops_rolling_drain_options', 'gpuops_report_path')
+
+# Variables whose name or type says path, number or environment but that are not of these classes.
+NOT_THIS_CLASS = {
+    'gpu_validate_address': 'a host name or IP address, not a port (validate/inputs.py ADDRESS_RE)',
+    'prometheus_target_address': 'a host name or IP address, not a port (prometheus_config.target_address_error)',
+    'volcano_priority_classes': 'Kubernetes objects; the API server checks their values (volcano_inputs)',
+    'volcano_queues': 'Kubernetes objects; the API server checks their weights (volcano_inputs)',
+    'nvidia_driver_secure_boot_keys': 'paths of the signing key and certificate, checked by the role before '
+                                      'mokutil reads them (nvidia_repo.input_problems)',
+    'volcano_node_label_prefix': 'a Kubernetes label prefix (dlserver.gpuops.io/), not a path (volcano_inputs)',
+    '__common_status_file': 'private (common status entry point): the roles pass their own status_file',
+}
+
+# Names and types the walk over every argument spec treats as of these classes
+# (tests/unit/plugins/module_utils/core/test_value_kinds.py).
+CLASS_NAME = re.compile(r'.*(_file|_files|_dir|_path|_prefix|_root|_binary|_keyring|_kubeconfig|_promtool'
+                        r'|_interval|_interval_ms|_timeout|_port|_address|_limit|_limits|_limits_extra|_limit_watts'
+                        r'|_clocks|_throttle|_serial|_percentage|_days|_seconds|_workers|_batch|_mib|_level'
+                        r'|_builds|_sysctl_[a-z]+|_env_defaults|_drain_options)\Z')
+CLASS_TYPES = ('int', 'float', 'path')
+
+_CONTROL = re.compile(r'[\x00-\x1f\x7f\x85\u2028\u2029]')
+_VIRTUAL = ('/proc', '/sys', '/dev', '/boot', '/run/systemd')
+# A last path segment that names a file, not a directory.
+_FILE_NAME = re.compile(r'.*\.(json|ya?ml|conf|cfg|ini|toml|prom|txt|log|sh|env|py|gpg|asc|pem|crt|key|csv|tar'
+                        r'|gz|deb|rpm|whl)\Z', re.I)
+
+
+def _shown(value):
+    text = value if not isinstance(value, str) or len(value) <= 80 else value[:77] + '...'
+    return repr(text)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths by what they may be
+# ---------------------------------------------------------------------------------------------
+def _segments(value):
+    return value.split('/')
+
+
+def path_problem(name, value, kind, params=None):
+    """The problem of path ``value`` of variable ``name`` as a ``kind`` path, or None."""
+    params = params or {}
+    if value in (None, '') and 'empty' in params:
+        return None
+    what = KINDS[kind]
+    if not isinstance(value, str) or value == '':
+        return '%s must be %s, got %s' % (name, what, _shown(value))
+    if _CONTROL.search(value):
+        return '%s must be %s on one line (no newline or control character), got %s' % (name, what, _shown(value))
+    segments = _segments(value)
+    if '..' in segments:
+        return ('%s: %s has a .. segment, which leaves the directory it seems to name; give the path without '
+                '..' % (name, _shown(value)))
+    if kind == 'controller_file':
+        if value.endswith('/'):
+            return '%s: %s names a directory; give the path of a file on the controller' % (name, _shown(value))
+        return None
+    if params.get('tilde') and value.startswith('~/'):
+        return None
+    if not value.startswith('/'):
+        return ('%s: %s is a relative path, which would be read from wherever the task runs; give %s, e.g. '
+                '/%s' % (name, _shown(value), what, value.lstrip('./')))
+    if '.' in segments[1:] or '' in segments[1:-1]:
+        return '%s: %s is not a normal path (a . or an empty segment); give it as /a/b' % (name, _shown(value))
+    inside_virtual = any(value == v or value.startswith(v + '/') for v in _VIRTUAL)
+    if kind == 'file':
+        if value.endswith('/') or value in SYSTEM_DIRS:
+            return '%s: %s names a directory; give the path of a file (e.g. %s/%s)' % (
+                name, _shown(value), value.rstrip('/') or '/etc/gpuops', 'name.json')
+        if inside_virtual and not value.startswith('/boot/'):
+            return '%s: %s is inside a kernel file system (/proc, /sys, /dev, /run/systemd); give a file of its ' \
+                   'own' % (name, _shown(value))
+        return None
+    stripped = value.rstrip('/') or '/'
+    if kind != 'path' and _FILE_NAME.fullmatch(segments[-1] or 'x'):
+        return ('%s: %s looks like a file name, where a directory is needed; give the directory (e.g. %s)'
+                % (name, _shown(value), stripped.rsplit('/', 1)[0] or '/'))
+    if kind == 'prefix' and (stripped in SYSTEM_DIRS or inside_virtual):
+        return ('%s: %s is %s; the role creates and owns content there (environments, binaries, configuration): '
+                'give a directory of its own below it, e.g. %s/gpuops' % (
+                    name, _shown(value), 'the root directory' if stripped == '/' else 'a system directory',
+                    '/opt' if stripped in ('/', '/usr', '/bin', '/sbin', '/lib') else stripped))
+    if kind in ('dir', 'path') and (stripped == '/' or (inside_virtual and not params.get('virtual'))):
+        return '%s: %s is %s; give a directory of its own' % (
+            name, _shown(value), 'the root directory' if stripped == '/' else 'inside a kernel file system')
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Numbers by their domain
+# ---------------------------------------------------------------------------------------------
+def int_problem(name, value, params):
+    if value is None and 'empty' in params:
+        return None
+    if params.get('key'):
+        if not isinstance(value, dict) or params['key'] not in value:
+            return None
+        name, value = '%s.%s' % (name, params['key']), value[params['key']]
+    low, high = params.get('low', 0), params.get('high', 2 ** 31 - 1)
+    if not _is_int(value) or not low <= value <= high:
+        return '%s must be a whole number from %d to %d %s, got %s' % (
+            name, low, high, params.get('unit', ''), _shown(value))
+    return None
+
+
+def port_problem(name, value):
+    if not _is_int(value) or not 1 <= value <= 65535:
+        return '%s must be a TCP port from 1 to 65535, got %s' % (name, _shown(value))
+    return None
+
+
+_LISTEN = re.compile(r'(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]*):(?P<port>[0-9]+)')
+
+
+def listen_port(value):
+    """The port of a HOST:PORT listen address, or None."""
+    match = _LISTEN.fullmatch(value) if isinstance(value, str) else None
+    return int(match.group('port')) if match else None
+
+
+def listen_problem(name, value, params):
+    # the role's own parser where it has one (it ran only in host_plan or on the host)
+    if params.get('check') == 'node_exporter':
+        try:
+            parse_listen_address(value, name)
+        except ValueError as exc:
+            return str(exc)
+        return None
+    if params.get('check') == 'dcgm':
+        error = dcgm.check_address(value, name)
+        return error['message'] if error else None
+    match = _LISTEN.fullmatch(value) if isinstance(value, str) else None
+    if not match:
+        return '%s must be HOST:PORT (or :PORT), got %s' % (name, _shown(value))
+    port = int(match.group('port'))
+    if not 1 <= port <= 65535:
+        return '%s: port %d of %s is outside 1-65535' % (name, port, _shown(value))
+    return None
+
+
+_DURATION = re.compile(r'(?:([0-9]+)y)?(?:([0-9]+)w)?(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?'
+                       r'(?:([0-9]+)ms)?')
+_DURATION_MS = (365 * 86400000, 7 * 86400000, 86400000, 3600000, 60000, 1000, 1)
+
+
+def duration_ms(value):
+    """Milliseconds of a Prometheus duration (units y w d h m s ms, each once, in that order), or None."""
+    match = _DURATION.fullmatch(value) if isinstance(value, str) and value else None
+    if not match:
+        return None
+    return sum(int(n) * ms for n, ms in zip(match.groups(), _DURATION_MS) if n)
+
+
+def duration_problem(name, value, params):
+    ms = duration_ms(value)
+    high = params.get('max_s', 86400)
+    if ms is None:
+        return ('%s: %s is not a Prometheus duration (units y w d h m s ms, each at most once, in that order), '
+                'e.g. 30s or 1m30s' % (name, _shown(value)))
+    if ms < 1000:
+        return '%s: %s is below one second (0s scrapes or evaluates nothing); give 1s to %ds, e.g. 30s' % (
+            name, _shown(value), high)
+    if ms > high * 1000:
+        return ('%s: %s is longer than %ds: Prometheus marks a series stale after 5m without a sample, so every '
+                'series would have gaps; give 1s to %ds' % (name, _shown(value), high, high))
+    return None
+
+
+def scrape_configs_problems(name, jobs, inputs):
+    """scrape_interval / scrape_timeout of each extra job (the global interval where it sets none)."""
+    found = []
+    default = duration_ms(inputs.get('prometheus_scrape_interval') or '') or 60000
+    for index, job in enumerate(jobs or []):
+        if not isinstance(job, dict):
+            continue
+        where = '%s[%s]' % (name, job.get('job_name', index))
+        interval = default
+        for key in ('scrape_interval', 'scrape_timeout'):
+            if key not in job:
+                continue
+            limit = {'max_s': 300 if key == 'scrape_interval' else 86400}
+            error = duration_problem('%s.%s' % (where, key), job[key], limit)
+            found.append(error)
+            if error is None and key == 'scrape_interval':
+                interval = duration_ms(job[key])
+        timeout = duration_ms(job.get('scrape_timeout')) if 'scrape_timeout' in job else None
+        if timeout and timeout > interval:
+            found.append('%s.scrape_timeout %s is longer than its scrape interval (%s ms): Prometheus refuses the '
+                         'configuration; give a timeout at most the interval' % (where, _shown(job['scrape_timeout']),
+                                                                                 interval))
+    return [f for f in found if f]
+
+
+def _gpus(context):
+    facts = (context or {}).get('facts') or {}
+    gpus = facts.get('gpus') if isinstance(facts, dict) else None
+    return [g for g in gpus or [] if isinstance(g, dict)]
+
+
+POWER_RANGE = (50, 2000)
+CLOCK_RANGES = {'graphics_mhz': (100, 4000), 'memory_mhz': (100, 15000)}
+
+
+def power_problems(name, value, context):
+    if value is None:
+        return []
+    low, high = POWER_RANGE
+    if not _is_int(value) or not low <= value <= high:
+        return ['%s must be a whole number of watts from %d to %d (or null), got %s; each GPU\'s own range is '
+                'checked on the host before nvidia-smi -pl runs' % (name, low, high, _shown(value))]
+    found = []
+    for gpu in _gpus(context):
+        lo, hi = gpu.get('power_min_limit_w'), gpu.get('power_max_limit_w')
+        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and not lo <= value <= hi:
+            found.append('%s: %d W is outside the power limit range of GPU %s (%s, %g to %g W, from the probe); give '
+                         'a value in that range' % (name, value, gpu.get('pci_bus_id'), gpu.get('name') or 'GPU',
+                                                    lo, hi))
+    return found
+
+
+def clocks_problems(name, value):
+    if not value:
+        return []
+    if not isinstance(value, dict):
+        return ['%s must be {memory_mhz, graphics_mhz}, got %s' % (name, _shown(value))]
+    found = []
+    for key, (low, high) in sorted(CLOCK_RANGES.items()):
+        number = value.get(key)
+        if number is None:
+            continue
+        if not _is_int(number) or not low <= number <= high:
+            found.append('%s.%s must be a whole number of MHz from %d to %d, got %s; the pair must be one that '
+                         '`nvidia-smi -q -d SUPPORTED_CLOCKS` lists, which nvidia-smi -ac checks on the host'
+                         % (name, key, low, high, _shown(number)))
+    # the probe reads no supported or highest clocks (gpu_facts): nvidia-smi -ac checks the pair on the host
+    return found
+
+
+_PERCENT = re.compile(r'([0-9]+(?:\.[0-9]+)?)%')
+
+
+def serial_problem(name, value):
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        return '%s: an empty list runs no batch; give a number, a percentage or a list of them' % name
+    for item in items:
+        if _is_int(item) and item >= 1:
+            continue
+        if isinstance(item, str) and re.fullmatch(r'[1-9][0-9]*', item):
+            continue
+        match = _PERCENT.fullmatch(item) if isinstance(item, str) else None
+        if match and 0 < float(match.group(1)) <= 100:
+            continue
+        return ('%s: %s is not a batch size: give a whole number of hosts (1 or more), a percentage above 0%% and at '
+                'most 100%% ("20%%"), or a list of them' % (name, _shown(item)))
+    return None
+
+
+def percent_problem(name, value):
+    number = int(value) if isinstance(value, str) and re.fullmatch(r'[0-9]+', value) else value
+    if not _is_int(number) or not 0 <= number <= 100:
+        return '%s must be a whole number from 0 to 100 (percent of a batch), got %s' % (name, _shown(value))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Values that reach a file the kernel or a tool reads
+# ---------------------------------------------------------------------------------------------
+# sysctl keys whose values are words (documented in the kernel's admin-guide/sysctl), with their grammar.
+SYSCTL_WORDS = {
+    'net.ipv4.tcp_congestion_control': (re.compile(r'[a-z0-9_]{1,15}'), 'a congestion control name such as bbr'),
+    'net.core.default_qdisc': (re.compile(r'[a-z_]{1,15}'), 'a queueing discipline such as fq or fq_codel'),
+    'kernel.core_pattern': (re.compile(r'/?[A-Za-z0-9_%./-]{1,127}'),
+                            'a file name pattern such as core.%e.%p (a |program is not accepted here)'),
+    'net.ipv4.ip_local_reserved_ports': (re.compile(r'[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*'),
+                                         'ports and ranges such as 8000-8100,9100'),
+}
+# key -> (lowest, highest) the kernel accepts or that makes sense for it.
+SYSCTL_DOMAINS = {
+    'vm.swappiness': (0, 200),
+    'kernel.numa_balancing': (0, 3),
+    'vm.overcommit_memory': (0, 2),
+    'vm.overcommit_ratio': (0, 100),
+    'vm.dirty_ratio': (0, 100),
+    'vm.dirty_background_ratio': (0, 100),
+    'vm.zone_reclaim_mode': (0, 7),
+    'vm.max_map_count': (65530, 2147483647),
+    'fs.nr_open': (1024, 1073741816),
+    'fs.file-max': (8192, 9223372036854775807),
+    'kernel.pid_max': (301, 4194304),
+    'kernel.perf_event_paranoid': (-1, 4),
+    'net.core.somaxconn': (128, 2147483647),
+    'net.ipv4.ip_forward': (0, 1),
+    'kernel.panic': (-1, 2147483647),
+    'kernel.sched_rt_runtime_us': (-1, 2147483647),
+}
+_NUMBERS = re.compile(r'-?[0-9]+([ \t]+-?[0-9]+)*')
+
+
+def sysctl_value_problem(name, key, value):
+    """The problem of one sysctl ``key = value`` of variable ``name`` (a layer), or None."""
+    if value is None:
+        return None
+    where = '%s[%s]' % (name, key)
+    if isinstance(value, bool):
+        return ('%s: %r is a YAML boolean (written True/False, which the kernel refuses); quote a number, e.g. "1"'
+                % (where, value))
+    if isinstance(value, float):
+        return '%s: %r is not a whole number; sysctl values are integers or the words of the key' % (where, value)
+    text = str(value).strip() if isinstance(value, str) else str(value)
+    words = SYSCTL_WORDS.get(key)
+    if words and not _NUMBERS.fullmatch(text):
+        if not words[0].fullmatch(text):
+            return '%s: %s is not what the kernel reads for %s: %s' % (where, _shown(value), key, words[1])
+        return None
+    if not _NUMBERS.fullmatch(text):
+        return ('%s: %s is not numbers and spaces, which is what the kernel reads for %s (words are accepted only '
+                'for keys documented with words: %s)' % (where, _shown(value), key, ', '.join(sorted(SYSCTL_WORDS))))
+    numbers = [int(n) for n in text.split()]
+    low, high = SYSCTL_DOMAINS.get(key, (None, 9223372036854775807))
+    for number in numbers:
+        if low is None and number < 0:
+            return ('%s: %d is negative; the kernel takes no negative value for %s (a value such as -1 means '
+                    '"unlimited" only for the keys documented so)' % (where, number, key))
+        if (low is not None and number < low) or number > high:
+            return '%s: %d is outside what %s takes (%s to %d)' % (where, number, key, low if low is not None else 0,
+                                                                   high)
+    return None
+
+
+def sysctl_problems(name, layer):
+    if not isinstance(layer, dict):
+        return []
+    return [p for p in (sysctl_value_problem(name, k, v) for k, v in sorted(layer.items(), key=lambda kv: str(kv[0])))
+            if p]
+
+
+# pam_limits(8) items -> (lowest, highest) of a number, and whether unlimited/infinity/-1 is accepted.
+_KB = 2 ** 53
+PAM_DOMAINS = {
+    'core': (0, _KB, True), 'data': (1024, _KB, True), 'fsize': (0, _KB, True), 'memlock': (0, _KB, True),
+    'rss': (0, _KB, True), 'stack': (256, _KB, True), 'as': (65536, _KB, True), 'cpu': (1, _KB, True),
+    'locks': (0, _KB, True), 'sigpending': (1, _KB, True), 'msgqueue': (0, _KB, True),
+    # the kernel refuses RLIM_INFINITY for nofile (logins fail); fs.nr_open's ceiling
+    'nofile': (64, 1073741816, False),
+    'nproc': (1, 4194304, True), 'maxlogins': (1, 100000, True), 'maxsyslogins': (1, 100000, True),
+    'priority': (-20, 19, False), 'nice': (-20, 19, False), 'rtprio': (0, 99, True), 'nonewprivs': (0, 1, False),
+}
+
+
+def pam_limits_problems(name, entries):
+    found = []
+    seen = {}
+    for index, entry in enumerate(entries or []):
+        if not isinstance(entry, dict):
+            continue
+        item, value, where = entry.get('item'), entry.get('value'), '%s[%d]' % (name, index)
+        low, high, unlimited = PAM_DOMAINS.get(item, (0, _KB, True))
+        if isinstance(value, str) and re.fullmatch(r'-?[0-9]+', value):
+            value = int(value)
+        if value in ('unlimited', 'infinity') or value == -1:
+            if not unlimited:
+                found.append('%s: %s %s is not accepted by the kernel for %s (logins would fail); give a number from '
+                             '%d to %d' % (where, item, _shown(entry.get('value')), item, low, high))
+                continue
+            number = float('inf')
+        elif _is_int(value):
+            if not low <= value <= high:
+                found.append('%s: %s %d is outside %s\'s domain (%d to %d%s)' % (
+                    where, item, value, item, low, high, ', unlimited or -1' if unlimited else ''))
+                continue
+            number = value
+        else:
+            continue  # its form: os_tuning_inputs.limits_problems
+        for kind in (('soft', 'hard') if entry.get('type') == '-' else (entry.get('type'),)):
+            seen.setdefault((entry.get('domain'), item), {})[kind] = (number, where)
+    for (domain, item), kinds in sorted(seen.items(), key=str):
+        if 'soft' in kinds and 'hard' in kinds and kinds['soft'][0] > kinds['hard'][0]:
+            found.append('%s: the soft %s of %s (%s) is above its hard limit (%s, %s); pam_limits refuses a soft '
+                         'limit above the hard one' % (kinds['soft'][1], item, domain, kinds['soft'][0],
+                                                       kinds['hard'][0], kinds['hard'][1]))
+    return found
+
+
+_SIZE = re.compile(r'([0-9]+)([KMGTPE]?)')
+_SIZE_FACTOR = dict(zip('KMGTPE', (2 ** 10, 2 ** 20, 2 ** 30, 2 ** 40, 2 ** 50, 2 ** 60)))
+SYSTEMD_NOFILE_MAX = 1073741816
+
+
+def _systemd_limit_number(text):
+    if text == 'infinity':
+        return float('inf')
+    match = _SIZE.fullmatch(text)
+    if not match:
+        return None
+    return int(match.group(1)) * _SIZE_FACTOR.get(match.group(2), 1)
+
+
+def systemd_limits_problems(name, limits):
+    found = []
+    for key, value in sorted((limits or {}).items(), key=lambda kv: str(kv[0])):
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            continue
+        parts = str(value).split(':')
+        numbers = [_systemd_limit_number(p) for p in parts]
+        if None in numbers or len(parts) > 2:
+            continue  # its form: os_tuning_inputs.systemd_limits_problems
+        where = '%s.%s' % (name, key)
+        if len(numbers) == 2 and numbers[0] > numbers[1]:
+            found.append('%s: the soft limit %s is above the hard limit %s (soft:hard); systemd refuses it'
+                         % (where, parts[0], parts[1]))
+        elif key == 'DefaultLimitNOFILE' and any(n == 0 or n > SYSTEMD_NOFILE_MAX for n in numbers
+                                                 if n != float('inf')):
+            found.append('%s: %s is outside 1 to %d (the kernel\'s fs.nr_open ceiling); services would not start'
+                         % (where, _shown(value), SYSTEMD_NOFILE_MAX))
+        elif key in ('DefaultLimitNPROC', 'DefaultLimitSTACK', 'DefaultLimitAS', 'DefaultLimitDATA') and 0 in numbers:
+            found.append('%s: 0 leaves services unable to start (no process, stack or memory); give a number above 0 '
+                         'or infinity' % where)
+    return found
+
+
+# A value that systemd's EnvironmentFile= and gpu_validate's reader take as written (profile.d quotes it).
+_ENV_VALUE = re.compile(r'[^\s"\'\\$`]+( [^\s"\'\\$`]+)*')
+
+
+def env_problems(name, values):
+    found = []
+    for key, value in sorted((values or {}).items(), key=lambda kv: str(kv[0])):
+        if value is None or isinstance(value, (dict, list)):
+            continue  # null drops a default; a structure: node_env.env_default_problems
+        where = '%s[%s]' % (name, key)
+        if isinstance(value, bool):
+            found.append('%s: %r is a YAML boolean, which would be written as %s; quote the word the program reads, '
+                         'e.g. "1" or "true"' % (where, value, value))
+        elif isinstance(value, str) and (value == '' or not _ENV_VALUE.fullmatch(value)):
+            found.append('%s: %s is not read back as written: the KEY=VALUE file (systemd EnvironmentFile=, '
+                         'gpu_validate) strips quotes, backslashes and blanks around the value and may expand $; give '
+                         'a value without quotes, backslash, $ or backtick and without blanks around it'
+                         % (where, _shown(value)))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# The checks each role has already, that ran only on the host or in its own preflight
+# ---------------------------------------------------------------------------------------------
+def _os_tuning(inputs):
+    return os_tuning_inputs.problems(inputs)
+
+
+def _dcgm(inputs):
+    return ['%s: %s' % (variable, message) for variable, message in dcgm_inputs.problems(inputs)]
+
+
+def _python_stack(inputs):
+    return stack_inputs.option_input_problems(inputs) + node_env.env_default_problems(inputs.get('env_defaults'))
+
+
+ROLE_CHECKS = {
+    'os_tuning': _os_tuning,
+    'dcgm_exporter': _dcgm,
+    'python_stack': _python_stack,
+}
+
+
+def variable_problems(name, value, inputs, context=None):
+    """The problems of variable ``name`` (a row of VARIABLES) with ``value``; ``inputs``: the values of
+    the same role by full name; ``context``: ``facts`` (the probe's gpuops_gpu) where known."""
+    kind, params = VARIABLES[name]
+    if kind in ('file', 'dir', 'path', 'prefix', 'controller_file'):
+        values = value if params.get('list') and isinstance(value, list) else [value]
+        return [p for p in (path_problem(name, v, kind, params) for v in values) if p]
+    if kind == 'int':
+        return [p for p in [int_problem(name, value, params)] if p]
+    if kind == 'port':
+        return [p for p in [port_problem(name, value)] if p]
+    if kind == 'listen':
+        return [p for p in [listen_problem(name, value, params)] if p]
+    if kind == 'duration':
+        return [p for p in [duration_problem(name, value, params)] if p]
+    if kind == 'scrape_configs':
+        return scrape_configs_problems(name, value, inputs)
+    if kind == 'power_watts':
+        return power_problems(name, value, context)
+    if kind == 'app_clocks':
+        return clocks_problems(name, value)
+    if kind == 'serial':
+        return [p for p in [serial_problem(name, value)] if p]
+    if kind == 'percent':
+        return [p for p in [percent_problem(name, value)] if p]
+    if kind == 'sysctl':
+        return sysctl_problems(name, value)
+    if kind == 'pam_limits':
+        return pam_limits_problems(name, value)
+    if kind == 'systemd_limits':
+        return systemd_limits_problems(name, value)
+    if kind == 'env':
+        return env_problems(name, value)
+    raise ValueError('value_kinds: no check for kind %s' % kind)
+
+
+_NAMED = re.compile(r'[a-z_][a-z0-9_]*')
+
+
+def _named(problem):
+    match = _NAMED.match(problem)
+    return match.group(0) if match else ''
+
+
+def problems(role, inputs, context=None):
+    """Every problem of the path, number and file-value variables among ``inputs`` (converted; short
+    names without ``<role>_``, or full names as common's entry points and the playbooks have them).
+    ``context``: a dict with ``groups``, ``insecure_hosts`` and, where known, ``facts`` (the probe's
+    gpuops_gpu). The role's own checks of these classes (ROLE_CHECKS) first, then the kind checks of
+    the variables they did not name."""
+    inputs = inputs or {}
+    prefix = '%s_' % role
+    values = dict((k if k in VARIABLES else prefix + k, v) for k, v in inputs.items())
+    found = []
+    check = ROLE_CHECKS.get(role)
+    if check and all(not k.startswith(prefix) for k in inputs):
+        found.extend(check(inputs))
+    named = set(_named(p) for p in found)
+    for name in sorted(values):
+        if name in VARIABLES and name not in named:
+            found.extend(variable_problems(name, values[name], values, context))
+    return found
+
+
+# Ports one host opens: (role, short name, kind) — two of them on one port cannot both listen.
+HOST_PORTS = (('node_exporter', 'listen_address', 'listen'), ('dcgm_exporter', 'listen_address', 'listen'),
+              ('dcgm_exporter', 'hostengine_address', 'listen'), ('gpu_validate', 'port', 'port'),
+              ('gpu_validate', 'iperf3_port', 'port'), ('gpu_validate', 'ib_port', 'port'))
+
+
+def host_problems(inputs_by_role):
+    """Problems across the roles of one host (``{role: converted inputs}``): two services on one port."""
+    taken = {}
+    found = []
+    for role, key, kind in HOST_PORTS:
+        value = (inputs_by_role.get(role) or {}).get(key)
+        port = listen_port(value) if kind == 'listen' else (value if _is_int(value) else None)
+        if port is None:
+            continue
+        name = '%s_%s' % (role, key)
+        if port in taken:
+            found.append('%s: port %d is also %s\'s on this host; only one of them can listen there: give one of '
+                         'them another port' % (name, port, taken[port]))
+        else:
+            taken[port] = name
+    return found
+
+
+# The class of issue 37 each kind belongs to (the bad-input suite's summary counts per class).
+CLASS_OF_KIND = dict([(k, 'paths by what they may be') for k in ('file', 'dir', 'path', 'prefix', 'controller_file')]
+                     + [(k, 'numbers by their domain') for k in ('int', 'port', 'listen', 'duration', 'scrape_configs',
+                                                                 'power_watts', 'app_clocks', 'serial', 'percent')]
+                     + [(k, 'values that reach a file the kernel or a tool reads')
+                        for k in ('sysctl', 'pam_limits', 'systemd_limits', 'env')])
+
+# kind -> [(careless value, 'refused' | 'accepted', reason)]: what the bad-input suite gives every
+# variable of the kind (tests/unit/roles/bad_input_cases.py).
+CARELESS = {
+    'file': [
+        ('etc/gpuops/x.json', 'refused', 'a relative path used as an absolute one'),
+        ('/etc/gpuops/../shadow', 'refused', 'a .. segment leaves the directory'),
+        ('/etc/gpuops/', 'refused', 'a directory where a file is needed'),
+        ('/etc', 'refused', 'a system directory where a file is needed'),
+        ('/proc/sys/kernel/x', 'refused', 'inside a kernel file system'),
+        ('/srv/gpuops/state/file.json', 'accepted', 'an absolute, normal file path of its own'),
+    ],
+    'dir': [
+        ('var/lib/x', 'refused', 'a relative path used as an absolute one'),
+        ('/var/lib/../../etc', 'refused', 'a .. segment leaves the directory'),
+        ('/etc/gpuops/status.json', 'refused', 'a file name where a directory is needed'),
+        ('/', 'refused', 'the root directory'),
+        ('/srv/gpuops/data', 'accepted', 'an absolute directory'),
+    ],
+    'prefix': [
+        ('/', 'refused', 'the root directory as an environment prefix or install directory'),
+        ('/usr', 'refused', 'a system directory as an environment prefix or install directory'),
+        ('/etc', 'refused', 'a system directory as an environment prefix or install directory'),
+        ('/var/lib', 'refused', 'a system directory as an environment prefix or install directory'),
+        ('opt/envs', 'refused', 'a relative path used as an absolute one'),
+        ('/opt/x/../../usr', 'refused', 'a .. segment'),
+        ('/srv/gpuops/envs', 'accepted', 'a directory of its own'),
+    ],
+    'path': [
+        ('data/imagenet', 'refused', 'a relative path used as an absolute one'),
+        ('/data/../etc', 'refused', 'a .. segment leaves the directory'),
+        ('/', 'refused', 'the root directory'),
+        ('/data/imagenet.tar', 'accepted', 'a file or a directory'),
+    ],
+    'controller_file': [
+        ('../../etc/passwd', 'refused', 'a .. segment leaves the directory'),
+        ('files/x/', 'refused', 'a directory where a file is needed'),
+        ('/srv/site/file.yml', 'accepted', 'an absolute file on the controller'),
+    ],
+    'int': [
+        (-5, 'refused', 'negative'),
+        (10 ** 10, 'refused', 'absurdly large'),
+    ],
+    'port': [
+        (0, 'refused', 'port 0 is no port to listen on'),
+        (70000, 'refused', 'above 65535'),
+        (-1, 'refused', 'negative'),
+        (9911, 'accepted', 'a free port'),
+    ],
+    'listen': [
+        (':0', 'refused', 'port 0'),
+        ('0.0.0.0:70000', 'refused', 'above 65535'),
+        ('0.0.0.0', 'refused', 'no port'),
+        ('127.0.0.1:9911', 'accepted', 'a free port'),
+    ],
+    'duration': [
+        ('0s', 'refused', '0s scrapes or evaluates nothing'),
+        ('-30s', 'refused', 'negative'),
+        ('500ms', 'refused', 'below one second'),
+        ('1d', 'refused', 'longer than the 5m staleness: every series would have gaps'),
+        ('30', 'refused', 'no unit'),
+        ('1m30s', 'accepted', 'a duration within 1s and 5m'),
+    ],
+    'scrape_configs': [
+        ([{'job_name': 'x', 'scrape_interval': '0s', 'static_configs': []}], 'refused', '0s scrape interval'),
+        ([{'job_name': 'x', 'scrape_interval': '15s', 'scrape_timeout': '1m', 'static_configs': []}], 'refused',
+         'scrape_timeout longer than scrape_interval'),
+        ([{'job_name': 'x', 'scrape_interval': '15s', 'scrape_timeout': '10s', 'static_configs': []}], 'accepted',
+         'a timeout within the interval'),
+    ],
+    'power_watts': [
+        (-100, 'refused', 'negative watts'),
+        (5000, 'refused', 'above what any GPU takes'),
+        (0, 'refused', 'zero watts'),
+        (300, 'accepted', "plausible; each GPU's own range is checked on the host (or against the probe's data)"),
+    ],
+    'app_clocks': [
+        ({'memory_mhz': 1215, 'graphics_mhz': 99999}, 'refused', 'a graphics clock no GPU has'),
+        ({'memory_mhz': -1, 'graphics_mhz': 1410}, 'refused', 'a negative memory clock'),
+        ({'memory_mhz': 1215, 'graphics_mhz': 1410}, 'accepted', 'a pair nvidia-smi checks on the host'),
+    ],
+    'serial': [
+        (0, 'refused', 'a batch of no host'),
+        ('0%', 'refused', 'a batch of no host'),
+        ('150%', 'refused', 'more than every host'),
+        ([1, '20%'], 'accepted', 'the default form'),
+    ],
+    'percent': [
+        (-1, 'refused', 'negative'),
+        (101, 'refused', 'above 100'),
+        (10, 'accepted', 'a share of a batch'),
+    ],
+    'sysctl': [
+        ({'vm.swappiness': -5}, 'refused', 'negative, outside vm.swappiness 0-200'),
+        ({'vm.swappiness': 1000}, 'refused', 'outside vm.swappiness 0-200'),
+        ({'net.core.rmem_max': -1}, 'refused', 'negative where the kernel takes none'),
+        ({'net.core.rmem_max': 'lots'}, 'refused', 'a word where the kernel reads a number'),
+        ({'vm.swappiness': True}, 'refused', 'a YAML boolean written as True'),
+        ({'net.ipv4.tcp_rmem': '4096 87380 16777216'}, 'accepted', 'numbers and spaces'),
+        ({'net.ipv4.tcp_congestion_control': 'bbr'}, 'accepted', 'a documented word of the key'),
+        ({'kernel.core_pattern': '|/bin/sh -c id'}, 'refused', 'a pipe to a program'),
+    ],
+    'pam_limits': [
+        ([{'domain': '*', 'type': 'soft', 'item': 'nofile', 'value': -5}], 'refused', 'negative'),
+        ([{'domain': '*', 'type': 'soft', 'item': 'nofile', 'value': 'unlimited'}], 'refused',
+         'the kernel refuses unlimited for nofile'),
+        ([{'domain': '*', 'type': 'soft', 'item': 'nofile', 'value': 10 ** 12}], 'refused', 'above fs.nr_open'),
+        ([{'domain': '@gpu', 'type': 'soft', 'item': 'nproc', 'value': 9000},
+          {'domain': '@gpu', 'type': 'hard', 'item': 'nproc', 'value': 100}], 'refused', 'soft above hard'),
+        ([{'domain': '*', 'type': '-', 'item': 'maxlogins', 'value': 0}], 'refused', 'locks every login out'),
+        ([{'domain': '@gpu', 'type': 'soft', 'item': 'nice', 'value': -5}], 'accepted', 'nice takes -20 to 19'),
+    ],
+    'systemd_limits': [
+        ({'DefaultLimitNOFILE': '1048576:65536'}, 'refused', 'soft above hard'),
+        ({'DefaultLimitNOFILE': 0}, 'refused', 'no file at all'),
+        ({'DefaultLimitNOFILE': 10 ** 12}, 'refused', "above the kernel's nr_open ceiling"),
+        ({'DefaultLimitNOFILE': '65536:1048576'}, 'accepted', 'soft below hard'),
+    ],
+    'env': [
+        ({'NCCL_SOCKET_IFNAME': '"eth0"'}, 'refused', 'quotes the reader strips'),
+        ({'LD_PRELOAD': '$HOME/x.so'}, 'refused', 'a $ the reader may expand'),
+        ({'NCCL_DEBUG': ' INFO'}, 'refused', 'a blank around the value the reader strips'),
+        ({'TF_ENABLE_ONEDNN_OPTS': False}, 'refused', 'a YAML boolean written as False'),
+        ({'PYTORCH_CUDA_ALLOC_CONF': 'expandable_segments:True'}, 'accepted', 'read as written'),
+        ({'TORCH_CUDA_ARCH_LIST': '8.0 8.6+PTX'}, 'accepted', 'spaces inside the value are read as written'),
+    ],
+}
