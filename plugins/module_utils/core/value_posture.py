@@ -595,10 +595,11 @@ CARELESS = {
     'opt_in': [],
 }
 # kind -> the issue's class (the careless-value suite's summary per class)
-CLASS_OF_KIND = dict([(k, 'lists by their meaning') for k in ('unique', 'unique_by', 'inventory_group')]
-                     + [(k, 'security posture') for k in ('scrape', 'scrape_configs', 'served_credentials',
-                                                         'service_user', 'service_group', 'image', 'image_tag',
-                                                         'package', 'packages', 'pip_environments', 'opt_in')])
+CLASS_OF_KIND = dict(
+    [(k, 'lists by their meaning') for k in ('unique', 'unique_by', 'inventory_group')]
+    + [(k, 'security posture') for k in ('scrape', 'scrape_configs', 'served_credentials', 'service_user',
+                                         'service_group', 'image', 'image_tag', 'package', 'packages',
+                                         'pip_environments', 'opt_in')])
 # per variable where its kind's values do not fit (kind 'scrape': the others' defaults decide)
 CARELESS_BY_VARIABLE = {
     'os_tuning_limits': [([{'domain': '*', 'type': '-', 'item': 'nofile', 'value': 1},
