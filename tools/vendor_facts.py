@@ -138,6 +138,44 @@ def _distro_toolkit():
     return _dict_rows(_module('cuda.toolkit').DISTRO_TOOLKIT_ROWS, lambda r: '%s %s' % (r['distribution'], r['major']))
 
 
+def _tf_and_cuda():
+    return _dict_rows(_module('python_env.cuda_match').TF_AND_CUDA_ROWS, lambda r: 'tensorflow >= %s' % r['tensorflow'])
+
+
+def _dali_flavours():
+    return _dict_rows(_module('python_env.cuda_match').DALI_FLAVOUR_ROWS, lambda r: r['flavour'])
+
+
+def _toolkit_packages():
+    return _dict_rows(_module('cuda.toolkit').TOOLKIT_PACKAGE_ROWS, lambda r: r['what'])
+
+
+def _cudnn_packages():
+    return _dict_rows(_module('cuda.toolkit').CUDNN_PACKAGE_ROWS, lambda r: 'CUDA %d' % r['cuda_major'])
+
+
+def _nccl_packages():
+    return _dict_rows(_module('cuda.toolkit').NCCL_PACKAGE_ROWS, lambda r: r['package'])
+
+
+def _chip_arch():
+    return _dict_rows(_module('hardware.gpu_models').CHIP_ARCH_ROWS, lambda r: r['prefix'], skip=('prefix',))
+
+
+def _cc_arch():
+    return _dict_rows(_module('hardware.gpu_models').CC_ARCH_ROWS, lambda r: 'compute capability %s' % r['capability'],
+                      skip=('capability',))
+
+
+def _mig_chips():
+    return _dict_rows(_module('hardware.gpu_models').MIG_CHIP_ROWS, lambda r: r['chip'])
+
+
+def _arch_capabilities():
+    return _dict_rows(_module('python_env.torch_builds').ARCH_CAPABILITY_ROWS, lambda r: r['architecture'],
+                      skip=('architecture',))
+
+
 # name, file, what it decides, rows
 TABLES = (
     ('CUDA toolkit -> minimum driver', 'plugins/module_utils/cuda/toolkit.py', 'RELEASE_DRIVER_ROWS',
@@ -187,6 +225,28 @@ TABLES = (
     ('Distribution CUDA toolkit', 'plugins/module_utils/cuda/toolkit.py', 'DISTRO_TOOLKIT_ROWS',
      'the CUDA toolkit each distribution ships as nvidia-cuda-toolkit (cuda_toolkit\'s distro source)',
      _distro_toolkit),
+    ('TensorFlow and-cuda extra', 'plugins/module_utils/python_env/cuda_match.py', 'TF_AND_CUDA_ROWS',
+     'whether python_stack asks for tensorflow[and-cuda] (NVIDIA\'s CUDA wheels) or leaves TensorFlow CPU-only',
+     _tf_and_cuda),
+    ('DALI wheel flavours', 'plugins/module_utils/python_env/cuda_match.py', 'DALI_FLAVOUR_ROWS',
+     'which nvidia-dali-cuda<flavour> (and tf-plugin) wheel python_stack installs for the driver\'s CUDA',
+     _dali_flavours),
+    ('CUDA toolkit and Nsight package names', 'plugins/module_utils/cuda/toolkit.py', 'TOOLKIT_PACKAGE_ROWS',
+     'the package names (X-Y: the toolkit version) cuda_toolkit installs from NVIDIA\'s CUDA repository',
+     _toolkit_packages),
+    ('cuDNN package per CUDA major', 'plugins/module_utils/cuda/toolkit.py', 'CUDNN_PACKAGE_ROWS',
+     'the cuDNN 9 development package cuda_toolkit installs with a toolkit of that CUDA major', _cudnn_packages),
+    ('NCCL packages', 'plugins/module_utils/cuda/toolkit.py', 'NCCL_PACKAGE_ROWS',
+     'the NCCL packages cuda_toolkit installs (one build per host, by exact version: cuda/nccl.py)', _nccl_packages),
+    ('GPU chip code name -> architecture', 'plugins/module_utils/hardware/gpu_models.py', 'CHIP_ARCH_ROWS',
+     'the architecture the probe reports for a GPU from its chip code name (pci.ids or KNOWN_GPUS)', _chip_arch),
+    ('Compute capability -> architecture', 'plugins/module_utils/hardware/gpu_models.py', 'CC_ARCH_ROWS',
+     'the architecture the probe reports for a GPU from its compute capability (ids no table knows)', _cc_arch),
+    ('MIG-capable chips', 'plugins/module_utils/hardware/gpu_models.py', 'MIG_CHIP_ROWS',
+     'whether the probe reports a data-centre GPU that KNOWN_GPUS lacks as MIG-capable, by its chip', _mig_chips),
+    ('Architecture -> compute capabilities', 'plugins/module_utils/python_env/torch_builds.py', 'ARCH_CAPABILITY_ROWS',
+     'the compute capabilities python_stack checks a wheel build against for a GPU known only by its architecture',
+     _arch_capabilities),
 )
 
 

@@ -19,10 +19,11 @@ __metaclass__ = type
 
 import re
 
+# the package names, with their sources: cuda/toolkit.py NCCL_PACKAGE_ROWS (docs/vendor-facts.md)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda.toolkit import NCCL_PACKAGES as PACKAGES
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_policy
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
 
-PACKAGES = ('libnccl2', 'libnccl-dev')
 
 # A Debian version as it may reach apt's command line (no blank, no shell or glob character).
 _VERSION_RE = re.compile(r'[0-9][A-Za-z0-9.+~:-]*')

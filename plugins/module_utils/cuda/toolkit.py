@@ -98,10 +98,60 @@ DISTRO_TOOLKIT = dict(((row['distribution'], row['major']), tuple(int(p) for p i
 # (libnccl-dev 2.21.5-1+cuda12.4; SOURCE: NCCL installation guide, "Ubuntu": "libnccl2=2.x.y-1+cudaX.Y
 # libnccl-dev=2.x.y-1+cudaX.Y"): one build per host, for the default toolkit, installed by its exact version
 # (cuda/nccl.py).
-TOOLKIT_PACKAGE = 'cuda-toolkit-%d-%d'
-NSIGHT_PACKAGES = ('cuda-nsight-systems-%d-%d', 'cuda-nsight-compute-%d-%d')
-CUDNN_PACKAGE = {11: 'libcudnn9-dev-cuda-11', 12: 'libcudnn9-dev-cuda-12', 13: 'libcudnn9-dev-cuda-13'}
-NCCL_PACKAGES = ('libnccl2', 'libnccl-dev')
+# Each of these package-name tables is rows with their source and the date they were read (plain data:
+# docs/vendor-facts.md lists them); the shapes the code uses are built from the rows.
+_INSTALL_GUIDE = 'CUDA Installation Guide for Linux, "Meta Packages" (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/)'
+_CUDNN_GUIDE = ('cuDNN installation guide, Linux, "Package Manager Installation" '
+                '(https://docs.nvidia.com/deeplearning/cudnn/installation/linux.html)')
+_NCCL_GUIDE = 'NCCL installation guide, "Ubuntu" (https://docs.nvidia.com/deeplearning/nccl/install-guide/index.html)'
+_PACKAGES_READ = '2026-12-07'
+TOOLKIT_PACKAGE_ROWS = (
+    {'what': 'toolkit', 'package': 'cuda-toolkit-%d-%d', 'read': _PACKAGES_READ,
+     'source': '%s: cuda-toolkit-X-Y; an install log of NVIDIA\'s repository (public GitHub file, index id '
+               '54626694940): "cuda-toolkit-12-9 ... pulls cuda-libraries-dev-12-9, cuda-nsight-systems-12-9, '
+               'cuda-nsight-compute-12-9"' % _INSTALL_GUIDE,
+     'unconfirmed': 'the installation guide\'s meta-package table was not re-read on %s' % _PACKAGES_READ},
+    {'what': 'nsight systems', 'package': 'cuda-nsight-systems-%d-%d', 'read': _PACKAGES_READ,
+     'source': 'an install log of NVIDIA\'s repository (public GitHub file, index id 54626694940): "cuda-nsight-systems-'
+               '12-9"; an RPM listing of NVIDIA\'s repository (public GitHub file, index id 70321742425): '
+               '"cuda-nsight-systems-12-8-12.8.0-1"',
+     'unconfirmed': 'no NVIDIA document naming the package was read'},
+    {'what': 'nsight compute', 'package': 'cuda-nsight-compute-%d-%d', 'read': _PACKAGES_READ,
+     'source': 'the environment of an nvidia/cuda 12.6.3 devel image (public GitHub file, index id 47253142942): '
+               '"NV_CUDA_NSIGHT_COMPUTE_DEV_PACKAGE=cuda-nsight-compute-12-6=12.6.3-1"',
+     'unconfirmed': 'the nvidia/cuda image Dockerfile itself was not read'},
+)
+TOOLKIT_PACKAGE = TOOLKIT_PACKAGE_ROWS[0]['package']
+NSIGHT_PACKAGES = tuple(row['package'] for row in TOOLKIT_PACKAGE_ROWS[1:])
+CUDNN_PACKAGE_ROWS = (
+    {'cuda_major': 11, 'package': 'libcudnn9-dev-cuda-11', 'read': _PACKAGES_READ,
+     'source': '%s; cuDNN 9.5.0 support matrix (https://docs.nvidia.com/deeplearning/cudnn/backend/v9.5.0/reference/'
+               'support-matrix.html): "cuDNN 9.5.0 for CUDA 11.x | 11.8 | Yes | >= 450.80.02"' % _CUDNN_GUIDE,
+     'unconfirmed': 'the package name for CUDA 11 was not seen in any listing; whether the newest cuDNN 9 still builds '
+                    'for CUDA 11 was not checked'},
+    {'cuda_major': 12, 'package': 'libcudnn9-dev-cuda-12', 'read': _PACKAGES_READ,
+     'source': '%s; NVIDIA\'s nvidia/cuda cuDNN image Dockerfile (gitlab.com/nvidia/container-images/cuda dist/12.6.3/'
+               'ubuntu2404/devel/cudnn/Dockerfile, as extended in a public GitHub file, index id 16325688848): '
+               'NV_CUDNN_PACKAGE_DEV set to "libcudnn9-dev-cuda-12=${NV_CUDNN_VERSION}"' % _CUDNN_GUIDE},
+    {'cuda_major': 13, 'package': 'libcudnn9-dev-cuda-13', 'read': _PACKAGES_READ,
+     'source': '%s; an install script against NVIDIA\'s ubuntu2404 repository (public GitHub file, index id 410322285): '
+               '"libcudnn9-dev-cuda-13=${CUDNN_VER}" with CUDNN_VER="9.12.0.46-1"; a dpkg listing of an Ubuntu 24.04 '
+               'host (public GitHub file, index id 70693654052): "libcudnn9-cuda-13, libcudnn9-dev-cuda-13, '
+               'libcudnn9-headers-cuda-13 | 9.20.0.46-1"' % _CUDNN_GUIDE},
+)
+CUDNN_PACKAGE = dict((row['cuda_major'], row['package']) for row in CUDNN_PACKAGE_ROWS)
+NCCL_PACKAGE_ROWS = (
+    {'package': 'libnccl2', 'read': _PACKAGES_READ,
+     'source': '%s: "libnccl2=2.x.y-1+cudaX.Y"; an install script against NVIDIA\'s ubuntu2404 repository (public '
+               'GitHub file, index id 410322285): "libnccl2=${NCCL_VER}" with NCCL_VER="2.27.7-1+cuda13.0"' % _NCCL_GUIDE,
+     'unconfirmed': 'the installation guide was not re-read on %s' % _PACKAGES_READ},
+    {'package': 'libnccl-dev', 'read': _PACKAGES_READ,
+     'source': '%s: "libnccl-dev=2.x.y-1+cudaX.Y"; NVIDIA\'s nvidia/cuda devel image variables as copied in a public '
+               'GitHub file (index id 25382832095): NV_LIBNCCL_DEV_PACKAGE_NAME set to "libnccl-dev", '
+               'its version suffixed "+cuda12.3"' % _NCCL_GUIDE,
+     'unconfirmed': 'the installation guide was not re-read on %s' % _PACKAGES_READ},
+)
+NCCL_PACKAGES = tuple(row['package'] for row in NCCL_PACKAGE_ROWS)
 # The distribution's own NCCL matches its own toolkit: Debian 13 has libnccl-dev 2.22.3-1-1 in contrib
 # (same apt-cache check); Debian 12 has none (DISTRO_NCCL). Debian's cuDNN
 # (contrib nvidia-cudnn) downloads NVIDIA's archive while it installs, and its Nsight packages are

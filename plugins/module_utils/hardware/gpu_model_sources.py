@@ -25,8 +25,8 @@ _README_NAMES = {  # id -> the name pci.ids gives (the table keeps the README's 
     0x20F6: "A800 40GB PCIe", 0x2339: "H100 SXM5 94GB", 0x233A: "H800L 94GB", 0x2941: "HGX GB200",
     0x2BB3: "RTX PRO 5000 Blackwell / RTX PRO 5000 72GB Blackwell",
 }
-_MIG_GUIDE = "MIG user guide, Supported GPUs (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/610/supported-gpus.html)"
-_MIG_GUIDE_620 = ("MIG user guide 620, Deployment Considerations (https://docs.nvidia.com/datacenter/tesla/"
+MIG_GUIDE = "MIG user guide, Supported GPUs (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/610/supported-gpus.html)"
+MIG_GUIDE_620 = ("MIG user guide 620, Deployment Considerations (https://docs.nvidia.com/datacenter/tesla/"
                   "mig-user-guide/620/deployment-considerations.html)")
 # id -> (product the MIG guide names, or None where it names none for this id)
 _MIG_EVIDENCE = {
@@ -51,9 +51,9 @@ def _text(device_id, row):
     if row["mig_capable"]:
         named = _MIG_EVIDENCE.get(device_id)
         if named and named.endswith("(620)"):
-            text += "; MIG: %s names %s" % (_MIG_GUIDE_620, named[:-6])
+            text += "; MIG: %s names %s" % (MIG_GUIDE_620, named[:-6])
         elif named:
-            text += "; MIG: %s lists %s" % (_MIG_GUIDE, named)
+            text += "; MIG: %s lists %s" % (MIG_GUIDE, named)
     return text
 
 

@@ -40,20 +40,51 @@ DEFAULT_PCI_IDS_PATHS = (
 ARCHITECTURES = ("kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell")
 CONTRACT_ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "unknown")
 
-_CHIP_ARCH = (
-    (re.compile(r"^GK[12]\d"), "kepler"),
-    (re.compile(r"^GM[12]\d"), "maxwell"),
-    (re.compile(r"^GP1\d"), "pascal"),
-    (re.compile(r"^GV1\d"), "volta"),
-    (re.compile(r"^TU1\d"), "turing"),
-    (re.compile(r"^GA1\d"), "ampere"),
-    (re.compile(r"^AD1\d"), "ada"),
-    (re.compile(r"^GH1\d"), "hopper"),
-    (re.compile(r"^GB[12]\d"), "blackwell"),
-)
+# Chip code name prefix -> architecture, one row per architecture with its source and the date it was
+# read (plain data: docs/vendor-facts.md lists it). The code names are the chip names the PCI ID
+# database prints in brackets before the product ("1db1  GV100GL [Tesla V100 SXM2 16GB]"); the
+# architecture each family belongs to is NVIDIA's naming in its architecture whitepapers, which were
+# not re-read (each row says so). ``example``: a KNOWN_GPUS id whose pci.ids entry shows the prefix.
+_WHITEPAPER = "NVIDIA's %s architecture whitepaper (https://www.nvidia.com/en-us/data-center/resources/)"
 
-# chips whose data-centre parts all support MIG (A100/A30/A800, H100/H200/H20/GH200, B200/B300)
-_MIG_CHIPS = ("GA100", "GH100", "GB100", "GB110")
+
+def _chip_row(prefix, pattern, arch, example):
+    seen = ('; pci.ids shows it: %s' % example) if example else ''
+    return {"prefix": prefix, "pattern": pattern, "architecture": arch, "read": gpu_model_sources.MODELS_READ,
+            "source": "%s chip names%s; family named in %s" % (gpu_model_sources.PCI_IDS_SOURCE, seen,
+                                                               _WHITEPAPER % arch.capitalize()),
+            "unconfirmed": "the whitepaper was not re-read on %s%s" % (
+                gpu_model_sources.MODELS_READ, '' if example else '; no pci.ids entry of this family was read')}
+
+
+CHIP_ARCH_ROWS = (
+    _chip_row("GK1x, GK2x", r"^GK[12]\d", "kepler", None),
+    _chip_row("GM1x, GM2x", r"^GM[12]\d", "maxwell", None),
+    _chip_row("GP1x", r"^GP1\d", "pascal", None),
+    _chip_row("GV1x", r"^GV1\d", "volta", '"1db1  GV100GL [Tesla V100 SXM2 16GB]"'),
+    _chip_row("TU1x", r"^TU1\d", "turing", '"1eb8  TU104GL [Tesla T4]"'),
+    _chip_row("GA1x", r"^GA1\d", "ampere", '"20b0  GA100 [A100 SXM4 40GB]"'),
+    _chip_row("AD1x", r"^AD1\d", "ada", '"26b9  AD102GL [L40S]"'),
+    _chip_row("GH1x", r"^GH1\d", "hopper", '"2330  GH100 [H100 SXM5 80GB]"'),
+    _chip_row("GB1x, GB2x", r"^GB[12]\d", "blackwell", '"2901  GB100 [B200]"'),
+)
+_CHIP_ARCH = tuple((re.compile(row["pattern"]), row["architecture"]) for row in CHIP_ARCH_ROWS)
+
+# Chips whose data-centre parts support MIG (A100/A30/A800, H100/H200/H20/GH200, B200/B300), for ids
+# KNOWN_GPUS does not have (describe_gpu): one row per chip with its source and read date.
+MIG_CHIP_ROWS = (
+    {"chip": "GA100", "read": gpu_model_sources.MODELS_READ,
+     "source": "%s lists A100-SXM4 40GB, A100-PCIE 40GB, A100-SXM4 80GB, A100-PCIE 80GB and A30 (GA100 and "
+               "GA100GL in pci.ids)" % gpu_model_sources.MIG_GUIDE},
+    {"chip": "GH100", "read": gpu_model_sources.MODELS_READ,
+     "source": "%s lists H100-SXM5 80GB, H100-PCIE 80GB, H100-SXM5 94GB, H100-PCIE 94GB, H200-SXM5, H200 NVL, H20 "
+               "and H100 on GH200 (all GH100 in pci.ids)" % gpu_model_sources.MIG_GUIDE},
+    {"chip": "GB100", "read": gpu_model_sources.MODELS_READ,
+     "source": "%s lists B200 and GB200 (GB100 in pci.ids)" % gpu_model_sources.MIG_GUIDE},
+    {"chip": "GB110", "read": gpu_model_sources.MODELS_READ,
+     "source": "%s names B300 and GB300 (GB110 in pci.ids)" % gpu_model_sources.MIG_GUIDE_620},
+)
+_MIG_CHIPS = tuple(row["chip"] for row in MIG_CHIP_ROWS)
 
 # A data-centre product name, for ids that pci.ids knows but KNOWN_GPUS does not:
 # "Tesla ...", "A800 80GB PCIe", "H800", "L20", "B100", "HGX ...".
@@ -290,12 +321,49 @@ NVSWITCHES = {
              "unconfirmed": "generation: the Fabric Manager guide was not re-read on 2026-12-07"},
 }
 
-# compute capability (major, minor) -> architecture, for ids nobody knows
-_CC_ARCH = {
-    (3,): "kepler", (5,): "maxwell", (6,): "pascal", (7, 0): "volta", (7, 2): "volta",
-    (7, 5): "turing", (8, 0): "ampere", (8, 6): "ampere", (8, 7): "ampere",
-    (8, 9): "ada", (9,): "hopper", (10,): "blackwell", (11,): "blackwell", (12,): "blackwell",
+# compute capability (major, minor) -> architecture, for ids nobody knows; one row per capability (or
+# per major where every minor of it is one architecture), with its source and read date (plain data:
+# docs/vendor-facts.md lists it).
+_CC_GUIDE = ('CUDA C++ Programming Guide, "Compute Capabilities" (https://docs.nvidia.com/cuda/'
+             'cuda-c-programming-guide/index.html#compute-capabilities)')
+
+
+_CUDA_GPUS = 'NVIDIA "CUDA GPU Compute Capability" (https://developer.nvidia.com/cuda-gpus)'
+# The rows of that page read on MODELS_READ (product columns joined); where a row's products carry the
+# architecture's name, the row is confirmed; else the architecture is the programming guide's (not re-read).
+_CUDA_GPUS_ROWS = {
+    "8.6": '"8.6 | NVIDIA A40 NVIDIA A10 NVIDIA A16 NVIDIA A2 | NVIDIA RTX A6000 ..."',
+    "8.7": '"8.7 | Jetson AGX Orin Jetson Orin NX Jetson Orin Nano"',
+    "8.9": '"8.9 | NVIDIA L4 NVIDIA L40 NVIDIA L40S | NVIDIA RTX 6000 Ada ..."',
+    "9.x": '"9.0 | NVIDIA GH200 NVIDIA H200 NVIDIA H100"',
+    "10.x": '"10.3 | NVIDIA GB300 NVIDIA B300", "10.0 | NVIDIA GB200 NVIDIA B200"',
+    "11.x": '"11.0 | Jetson T5000 Jetson T4000"',
+    "12.x": '"12.1 | NVIDIA GB10 (DGX Spark)", "12.0 | NVIDIA RTX PRO 6000 Blackwell Server Edition ..."',
 }
+_NAMED_THERE = ("8.9",)  # 12.0 names Blackwell too, but 12.1 (GB10) does not
+
+
+def _cc_row(capability, arch, note=''):
+    row = {"capability": capability, "architecture": arch, "read": gpu_model_sources.MODELS_READ,
+           "source": "%s: compute capability %s is %s%s" % (_CC_GUIDE, capability, arch.capitalize(), note)}
+    if capability in _CUDA_GPUS_ROWS:
+        row["source"] += "; %s: %s" % (_CUDA_GPUS, _CUDA_GPUS_ROWS[capability])
+    if capability not in _NAMED_THERE:
+        row["unconfirmed"] = "architecture name: the programming guide was not re-read on %s%s" % (
+            gpu_model_sources.MODELS_READ, "" if capability in _CUDA_GPUS_ROWS else
+            "; no row of the cuda-gpus page was read for it")
+    return row
+
+
+CC_ARCH_ROWS = (
+    _cc_row("3.x", "kepler"), _cc_row("5.x", "maxwell"), _cc_row("6.x", "pascal"),
+    _cc_row("7.0", "volta"), _cc_row("7.2", "volta", " (Jetson Xavier)"), _cc_row("7.5", "turing"),
+    _cc_row("8.0", "ampere"), _cc_row("8.6", "ampere"), _cc_row("8.7", "ampere", " (Jetson Orin)"),
+    _cc_row("8.9", "ada"), _cc_row("9.x", "hopper"), _cc_row("10.x", "blackwell"),
+    _cc_row("11.x", "blackwell", " (11.0: Jetson Thor, 10.1 before CUDA 13)"), _cc_row("12.x", "blackwell"),
+)
+_CC_ARCH = dict((tuple(int(p) for p in row["capability"].split(".") if p != "x"), row["architecture"])
+                for row in CC_ARCH_ROWS)
 
 
 def architecture_from_chip(chip):

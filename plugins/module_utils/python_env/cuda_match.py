@@ -83,13 +83,43 @@ MINOR_COMPAT_DRIVER = dict((row['cuda_major'], tuple(int(p) for p in (row['drive
 # Which GPUs each (torch release, tag) build has kernels for: python_env/torch_builds.py (BUILDS,
 # from each release's TORCH_CUDA_ARCH_LIST and RELEASE.md's "PyTorch CUDA Support Matrix").
 
-# TensorFlow's pip CUDA extra (https://www.tensorflow.org/install/pip): from 2.14 on Linux,
-# tensorflow[and-cuda] pulls NVIDIA's CUDA/cuDNN wheels (CUDA 12); needs a CUDA 12 driver.
-TF_AND_CUDA_MIN = (2, 14)
-TF_AND_CUDA_CUDA = (12, 0)
+# TensorFlow's pip CUDA extra: from 2.14 on Linux, tensorflow[and-cuda] pulls NVIDIA's CUDA/cuDNN
+# wheels; python_stack asks for it only where the driver runs CUDA 12. One row with its source and
+# read date (plain data: docs/vendor-facts.md lists it).
+TF_PIP_URL = 'https://www.tensorflow.org/install/pip'
+TF_TESTED_URL = 'https://www.tensorflow.org/install/source#gpu'
+TF_AND_CUDA_ROWS = (
+    {'tensorflow': '2.14', 'extra': 'and-cuda', 'driver_cuda': '12.0', 'read': '2026-12-07',
+     'source': 'TensorFlow "Install TensorFlow with pip" (%s): "pip install tensorflow[and-cuda]" (Linux); TensorFlow '
+               '"Build from source", Tested build configurations, GPU (%s), as quoted in a copy (public GitHub file, '
+               'index id 12484492573): "tensorflow-2.14.0 | 3.9-3.11 | Clang 16.0.0 | Bazel 6.1.0 | 8.7 | 11.8", '
+               '"tensorflow-2.15.0 | 3.9-3.11 | Clang 16.0.0 | Bazel 6.1.0 | 8.9 | 12.2"' % (TF_PIP_URL, TF_TESTED_URL),
+     'unconfirmed': 'the tested configurations build 2.14 with CUDA 11.8 and 2.15 with 12.2: that 2.14\'s and-cuda '
+                    'extra pulls CUDA 12 wheels (so needs a CUDA 12 driver) was not confirmed; the CUDA 12 rule holds '
+                    'from 2.15 on. TensorFlow 2.14 release notes and setup.py not read'},
+)
+TF_AND_CUDA_MIN = tuple(int(p) for p in TF_AND_CUDA_ROWS[0]['tensorflow'].split('.'))
+TF_AND_CUDA_CUDA = tuple(int(p) for p in TF_AND_CUDA_ROWS[0]['driver_cuda'].split('.'))
 
-# DALI's wheels per CUDA major (https://docs.nvidia.com/deeplearning/dali/user-guide/docs/installation.html).
-DALI_FLAVOURS = [((13, 0), 'cuda130'), ((12, 0), 'cuda120'), ((11, 0), 'cuda110')]
+# DALI's wheels per CUDA major: the flavour of the newest row the driver's CUDA reaches. One row per
+# flavour with its source and read date (plain data: docs/vendor-facts.md lists it).
+DALI_GUIDE = 'https://docs.nvidia.com/deeplearning/dali/user-guide/docs/installation.html'
+DALI_GUIDE_137 = 'https://docs.nvidia.com/deeplearning/dali/archives/dali_1_37_1/user-guide/installation.html'
+DALI_FLAVOUR_ROWS = (
+    {'flavour': 'cuda130', 'driver_cuda': '13.0', 'read': '2026-12-07',
+     'source': 'NVIDIA DALI installation guide (%s), pip - Official Releases: "for CUDA 13.0: ... nvidia-dali-cuda130"; '
+               '"CUDA 12.0 and CUDA 13.0 build uses CUDA toolkit enhanced compatibility ... (525.60 or later and 580.x or '
+               'later respectively)"' % DALI_GUIDE},
+    {'flavour': 'cuda120', 'driver_cuda': '12.0', 'read': '2026-12-07',
+     'source': 'NVIDIA DALI installation guide (%s), pip - Official Releases: "for CUDA 12.0: ... nvidia-dali-cuda120"; '
+               'it runs "on the latest, stable CUDA ... 12.0 capable drivers (525.60 or later ...)"' % DALI_GUIDE},
+    {'flavour': 'cuda110', 'driver_cuda': '11.0', 'read': '2026-12-07',
+     'source': 'NVIDIA DALI 1.37.1 installation guide (%s): "for CUDA 11.0: pip install --extra-index-url '
+               'https://pypi.nvidia.com --upgrade nvidia-dali-cuda110"; "450.80 or later"' % DALI_GUIDE_137,
+     'unconfirmed': 'the current guide (%s) lists only cuda120 and cuda130: newer DALI releases build no cuda110 '
+                    'wheel; which release was the last with one was not confirmed' % DALI_GUIDE},
+)
+DALI_FLAVOURS = [(tuple(int(p) for p in row['driver_cuda'].split('.')), row['flavour']) for row in DALI_FLAVOUR_ROWS]
 DALI_DEFAULT = 'cuda120'
 
 

@@ -104,12 +104,36 @@ BUILDS = [
 
 # The compute capabilities an architecture name of the probe can stand for, where the probe
 # has no compute capability (CUDA C++ Programming Guide, "Compute Capabilities"; the probe's own
-# table, hardware/gpu_models._CC_ARCH). A GPU known only by its architecture runs a build only
-# when every capability of that architecture does.
-ARCH_CAPABILITIES = {
-    'kepler': (30, 35, 37), 'maxwell': (50, 52, 53), 'pascal': (60, 61, 62), 'volta': (70, 72),
-    'turing': (75,), 'ampere': (80, 86, 87), 'ada': (89,), 'hopper': (90,), 'blackwell': (100, 103, 120, 121),
-}
+# table, hardware/gpu_models.CC_ARCH_ROWS). A GPU known only by its architecture runs a build only
+# when every capability of that architecture does. One row per architecture with its source and
+# read date (plain data: docs/vendor-facts.md lists it).
+_CC_GUIDE = ('CUDA C++ Programming Guide, "Compute Capabilities" (https://docs.nvidia.com/cuda/'
+             'cuda-c-programming-guide/index.html#compute-capabilities)')
+
+
+def _arch_row(arch, capabilities, note=''):
+    row = {'architecture': arch, 'capabilities': list(capabilities), 'read': READ,
+           'source': '%s: %s is compute capability %s%s' % (
+               _CC_GUIDE, arch.capitalize(), ', '.join('%d.%d' % (c // 10, c % 10) for c in capabilities), note)}
+    if arch != 'ada':  # the cuda-gpus page row quoted in the note names Ada; the Blackwell rows name products
+        row['unconfirmed'] = 'the guide was not re-read on %s' % READ
+    return row
+
+
+ARCH_CAPABILITY_ROWS = (
+    _arch_row('kepler', (30, 35, 37)), _arch_row('maxwell', (50, 52, 53)), _arch_row('pascal', (60, 61, 62)),
+    _arch_row('volta', (70, 72)), _arch_row('turing', (75,)), _arch_row('ampere', (80, 86, 87)),
+    _arch_row('ada', (89,), '; NVIDIA "CUDA GPU Compute Capability" (https://developer.nvidia.com/cuda-gpus): '
+              '"8.9 | NVIDIA L4 NVIDIA L40 NVIDIA L40S | NVIDIA RTX 6000 Ada ..."'),
+    _arch_row('hopper', (90,)),
+    _arch_row('blackwell', (100, 103, 120, 121), '; NVIDIA "CUDA GPU Compute Capability" (https://developer.nvidia.com/'
+              'cuda-gpus): "12.1 | NVIDIA GB10 (DGX Spark)", "12.0 | NVIDIA RTX PRO 6000 Blackwell Server Edition ...", '
+              '"11.0 | Jetson T5000 Jetson T4000", "10.3 | NVIDIA GB300 NVIDIA B300", "10.0 | NVIDIA GB200 NVIDIA B200"; '
+              '11.0 (Jetson Thor, an integrated GPU the PCI probe never '
+              'finds) left out on purpose: no wheel build has kernels for it, so counting it would refuse every '
+              'Blackwell GPU known only by its architecture'),
+)
+ARCH_CAPABILITIES = dict((row['architecture'], tuple(row['capabilities'])) for row in ARCH_CAPABILITY_ROWS)
 
 
 def build(torch, tag):
