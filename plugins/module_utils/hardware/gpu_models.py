@@ -71,7 +71,10 @@ CHIP_ARCH_ROWS = (
 _CHIP_ARCH = tuple((re.compile(row["pattern"]), row["architecture"]) for row in CHIP_ARCH_ROWS)
 
 # Chips whose data-centre parts support MIG (A100/A30/A800, H100/H200/H20/GH200, B200/B300), for ids
-# KNOWN_GPUS does not have (describe_gpu): one row per chip with its source and read date.
+# KNOWN_GPUS does not have (describe_gpu): one row per chip with its source and read date. GB202 is not
+# here although the MIG guide lists RTX PRO 6000 Blackwell: its parts are named "RTX PRO ...", which
+# describe_gpu reads as workstation, so a row would change nothing; they are MIG-capable by their
+# KNOWN_GPUS rows.
 MIG_CHIP_ROWS = (
     {"chip": "GA100", "read": gpu_model_sources.MODELS_READ,
      "source": "%s lists A100-SXM4 40GB, A100-PCIE 40GB, A100-SXM4 80GB, A100-PCIE 80GB and A30 (GA100 and "
