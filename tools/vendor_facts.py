@@ -5,10 +5,13 @@ each row's source and the date it was read.
 The tables stay where they are (plugins/module_utils/); this registry imports them and knows how to
 list each (``TABLES``: name, file, what it decides, and a function that returns its rows as
 ``(key, values, source, read)``). A registered table whose row has no ``source`` or no ``read`` is
-an error: the page is not written and ``--check`` fails naming the row. Tables that do not carry
-their sources per row yet would be named in ``PENDING`` with the reason (the page lists them as such;
-none is left). ``unregistered_tables()`` finds every module-level table of plugins/module_utils whose
-rows carry a ``source`` or ``read`` and that nobody registered (a unit test keeps it empty). The page
+an error: the page is not written and ``--check`` fails naming the row. Vendor tables that do
+not carry their sources per row yet are named in ``PENDING`` with the reason (the page lists them as
+such). ``unregistered_tables()`` finds every module-level table of plugins/module_utils whose rows carry
+a ``source`` or ``read`` and that nobody registered; ``unclassified_tables()`` finds every module-level
+table (dict, list, tuple, set) that is neither registered, nor ``DERIVED`` from a registered one, nor
+``PENDING``, nor ``NOT_VENDOR`` (with its reason): a vendor table nobody judged. Unit tests keep both
+empty. The page
 ends with the Ubuntu package names of tests/fixtures/ubuntu-index/, each with its verdict: checked
 against Ubuntu's published index, run on a node in CI (Debian's package of that name), or neither.
 
@@ -22,6 +25,7 @@ tests/unit/tools/test_vendor_facts.py runs the check.
 from __future__ import print_function
 
 import argparse
+import ast
 import importlib
 import os
 import re
@@ -294,10 +298,237 @@ def pending():
     return tuple(PENDING) + missing
 
 
+# Every module-level table of plugins/module_utils (module_tables()) is judged once: registered above,
+# DERIVED from a registered table, PENDING (a vendor table whose rows carry no source and read date yet:
+# the page names it), or NOT_VENDOR (with the reason). unclassified_tables() lists any other, so a new
+# table - a vendor table without sources among them - fails a unit test until someone judges it.
+_M = 'plugins/module_utils/'
+_WHY = ('found by the issue 36 scan of module_utils: vendor facts without a source and read date per row yet '
+        '(%s)')
+
 # Tables the collection decides by that do not carry a source and a read date per row yet:
-# (file, table, what it decides, why it is not listed row by row). Empty: every table is listed
-# (unregistered_tables() finds a sourced table nobody registered; a unit test keeps both empty).
-PENDING = ()
+# (file, table, what it decides, why it is not listed row by row).
+PENDING = (
+    (_M + 'engines/container_toolkit.py', 'PACKAGES', 'the NVIDIA Container Toolkit package names installed and pinned',
+     _WHY % 'package names; the file cites NVIDIA\'s install guide in comments only'),
+    (_M + 'engines/container_toolkit.py', 'CDI_UNITS', 'the systemd units of the toolkit that refresh the CDI spec',
+     _WHY % 'unit names the toolkit package ships'),
+    (_M + 'engines/container_engines.py', 'CONTAINERD_CRI', 'the CRI plugin id per containerd config version',
+     _WHY % 'compatibility rows: containerd config version 2 and 3 plugin ids'),
+    (_M + 'hardware/gpu_peaks.py', 'PCIE_X16_GBPS', 'the host<->device peak per PCIe generation gpu_validate judges by',
+     _WHY % 'PCIe transfer rates and encoding; the comment gives the arithmetic, no document'),
+    (_M + 'hardware/precision.py', 'BF16_FROM', 'the compute capability from which bfloat16 is native',
+     _WHY % 'one compatibility fact; measure.py NATIVE_BF16_FROM repeats it'),
+    (_M + 'validate/measure.py', 'NATIVE_BF16_FROM', 'the same on the node (gpu_validate\'s measurement)',
+     _WHY % 'a copy of precision.py BF16_FROM, kept equal by a unit test'),
+    (_M + 'kubernetes/volcano_tables.py', 'SCHEDULER_VOCABULARY', 'the scheduler actions and plugins each Volcano '
+     'minor accepts', _WHY % 'per-version vocabulary of Volcano'),
+    (_M + 'kubernetes/volcano_tables.py', 'HIERARCHY_MIN_VERSION', 'the Volcano minor from which queues nest',
+     _WHY % 'a version fact of Volcano'),
+    (_M + 'kubernetes/volcano_tables.py', 'JOB_PHASES', 'the Volcano Job phases verify reads', _WHY % 'Volcano API words'),
+    (_M + 'kubernetes/volcano_tables.py', 'JOB_DONE_PHASES', 'the Volcano Job phases that end a smoke job',
+     _WHY % 'Volcano API words'),
+    (_M + 'kubernetes/volcano_tables.py', 'JOB_POLICY_EVENTS', 'the Volcano Job policy events the role accepts',
+     _WHY % 'Volcano API words'),
+    (_M + 'kubernetes/volcano_tables.py', 'JOB_POLICY_ACTIONS', 'the Volcano Job policy actions the role accepts',
+     _WHY % 'Volcano API words'),
+    (_M + 'kubernetes/volcano_tables.py', 'CORE_RESOURCES', 'the Kubernetes resource names a queue may name',
+     _WHY % 'Kubernetes API words'),
+    (_M + 'kubernetes/volcano_tables.py', 'RESOURCE_PATTERNS', 'the extended resource names (hugepages, nvidia.com/gpu '
+     'and MIG forms) a queue may name', _WHY % 'Kubernetes and NVIDIA device plugin resource names'),
+    (_M + 'kubernetes/volcano_tables.py', 'FOREIGN_LABEL_PREFIXES', 'the label prefixes of other tools the role never '
+     'writes under', _WHY % 'Kubernetes, NFD and NVIDIA label prefixes'),
+    (_M + 'monitoring/dcgm.py', 'FIELDS', 'the DCGM fields dcgm_exporter exports, their Prometheus type and help',
+     _WHY % 'DCGM field names and help texts'),
+    (_M + 'monitoring/dcgm.py', 'CUDA_MAJORS', 'the CUDA majors DCGM 4 packages exist for',
+     _WHY % 'package-name suffixes; CUDA_MIN_BRANCH_ROWS carries sources for 11-13'),
+    (_M + 'monitoring/node_exporter.py', 'KNOWN_COLLECTORS', 'the collector names node_exporter accepts',
+     _WHY % 'node_exporter 1.5-1.9 collector names'),
+    (_M + 'monitoring/node_exporter.py', 'PINNED_SHA256', 'the sha256 of node_exporter\'s release tarballs',
+     _WHY % 'checksums of a vendor artifact; the comment names sha256sums.txt of v1.9.1'),
+    (_M + 'monitoring/node_exporter.py', 'GOARCH', 'the architecture word of node_exporter\'s release file names',
+     _WHY % 'artifact naming'),
+    (_M + 'packages/cuda_repos.py', 'ARCHES', 'the CUDA repository\'s architecture directory per machine',
+     _WHY % 'repository layout of NVIDIA'),
+    (_M + 'packages/cuda_repos.py', 'CODENAMES', 'the codename of each CUDA repository directory\'s distribution',
+     _WHY % 'distribution codenames'),
+    (_M + 'packages/cuda_repos.py', 'EL_LIKE', 'the distributions served by NVIDIA\'s EL repository',
+     _WHY % 'distribution ids'),
+    (_M + 'packages/driver_host.py', 'DRIVER_PATTERNS', 'the package globs whose state the driver transaction saves',
+     _WHY % 'NVIDIA package name globs'),
+    (_M + 'packages/driver_resolve.py', 'DRIVER_FAMILY', 'the package globs pinned as the driver family',
+     _WHY % 'NVIDIA package name globs'),
+    (_M + 'packages/nvidia_repo.py', 'NVLSM_EXTRA_PACKAGES', 'the packages NVLSM needs besides its own',
+     _WHY % 'a dependency of NVIDIA\'s NVLSM stated in a comment'),
+    (_M + 'packages/nvidia_repo.py', 'NVLSM_MODULES', 'the kernel modules NVLSM needs', _WHY % 'as NVLSM_EXTRA_PACKAGES'),
+    (_M + 'packages/held_updates.py', 'SECURITY_LABELS', 'the Release labels of security archives',
+     _WHY % 'distribution archive labels'),
+    (_M + 'probe/packages.py', 'DISTRO_ORIGINS', 'the apt origins counted as the distribution\'s own',
+     _WHY % 'distribution archive origins'),
+    (_M + 'host/os_tuning.py', 'RELEASE_PACKAGES', 'the kernel package names of the running release',
+     _WHY % 'distribution package names'),
+    (_M + 'host/os_tuning.py', 'KERNEL_SAMPLES', 'the kernel package names a blacklist glob is recognised by',
+     _WHY % 'distribution package names'),
+    (_M + 'probe/nvidia_smi.py', 'QUERY_FIELDS', 'the nvidia-smi --query-gpu fields the probe asks for',
+     _WHY % 'nvidia-smi field names'),
+    (_M + 'probe/nvidia_smi.py', 'LEGACY_QUERY_FIELDS', 'the fields asked of an nvidia-smi without compute_cap',
+     _WHY % 'nvidia-smi field names'),
+    (_M + 'probe/nvidia_smi.py', 'FIELD_FALLBACKS', 'the nvidia-smi fields dropped or renamed on older drivers',
+     _WHY % 'nvidia-smi version facts'),
+    (_M + 'probe/nvml.py', 'NVLINK_VERSIONS', 'the NVLink version of each nvmlNvlinkVersion_t value',
+     _WHY % 'an NVML enum'),
+    (_M + 'probe/nvml.py', 'THROTTLE_REASONS', 'the names of NVML\'s clock throttle reason bits', _WHY % 'an NVML bitmask'),
+    (_M + 'probe/nvml.py', '_REMOTE_TYPES', 'what an NVLink\'s remote end is (GPU, NPU, switch)', _WHY % 'an NVML enum'),
+    (_M + 'probe/nvml.py', '_TOPOLOGY_CODES', 'the topology code of each NVML GPU topology level', _WHY % 'an NVML enum'),
+    (_M + 'probe/nvidia_topo.py', 'LINK_CODES', 'the link codes of nvidia-smi topo -m', _WHY % 'nvidia-smi output words'),
+    (_M + 'probe/pci.py', 'GPU_CLASSES', 'the PCI classes of a GPU function', _WHY % 'PCI class codes'),
+    (_M + 'probe/pci.py', 'NVSWITCH_CLASSES', 'the PCI class of an NVSwitch function', _WHY % 'PCI class codes'),
+    (_M + 'probe/pci.py', 'NIC_CLASSES', 'the PCI classes of a network function', _WHY % 'PCI class codes'),
+    (_M + 'probe/pci.py', 'COMPANION_CLASSES', 'the PCI classes of a GPU\'s companion functions', _WHY % 'PCI class codes'),
+    (_M + 'probe/pci.py', '_SPEED_GEN', 'the PCIe generation of each link speed', _WHY % 'PCIe transfer rates'),
+    (_M + 'validate/dcgm_diag.py', 'ROOT_KEYS', 'the top-level keys of dcgmi diag JSON', _WHY % 'dcgmi output keys'),
+)
+# Tables built from a registered table: (file, name) -> the registered table they are built from (its rows
+# carry the sources): its NAME in the same file, or 'folder/file.py NAME' under module_utils.
+DERIVED = {
+    (_M + 'cuda/toolkit.py', 'RELEASE_DRIVER'): 'RELEASE_DRIVER_ROWS',
+    (_M + 'cuda/toolkit.py', 'RELEASE_DRIVER_TEXT'): 'RELEASE_DRIVER_ROWS',
+    (_M + 'cuda/toolkit.py', 'DISTRO_TOOLKIT'): 'DISTRO_TOOLKIT_ROWS',
+    (_M + 'cuda/toolkit.py', 'CUDNN_PACKAGE'): 'CUDNN_PACKAGE_ROWS',
+    (_M + 'cuda/toolkit.py', 'NCCL_PACKAGES'): 'NCCL_PACKAGE_ROWS',
+    (_M + 'cuda/toolkit.py', 'NSIGHT_PACKAGES'): 'TOOLKIT_PACKAGE_ROWS',
+    (_M + 'python_env/cuda_match.py', 'TORCH_CUDA_TAGS'): 'TORCH_CUDA_TAG_ROWS',
+    (_M + 'python_env/cuda_match.py', 'NEWEST_TORCH_ROW'): 'TORCH_CUDA_TAG_ROWS',
+    (_M + 'python_env/cuda_match.py', 'MINOR_COMPAT_DRIVER'): 'MINOR_COMPAT_ROWS',
+    (_M + 'python_env/cuda_match.py', 'TF_AND_CUDA_MIN'): 'TF_AND_CUDA_ROWS',
+    (_M + 'python_env/cuda_match.py', 'TF_AND_CUDA_CUDA'): 'TF_AND_CUDA_ROWS',
+    (_M + 'python_env/cuda_match.py', 'DALI_FLAVOURS'): 'DALI_FLAVOUR_ROWS',
+    (_M + 'python_env/torch_builds.py', 'ARCH_CAPABILITIES'): 'ARCH_CAPABILITY_ROWS',
+    (_M + 'python_env/torch_builds.py', '_K37'): 'BUILDS',
+    (_M + 'python_env/torch_builds.py', '_CU118'): 'BUILDS',
+    (_M + 'python_env/torch_builds.py', '_CU12_OLD'): 'BUILDS',
+    (_M + 'python_env/torch_builds.py', '_TURING_BLACKWELL'): 'BUILDS',
+    (_M + 'python_env/torch_builds.py', '_VOLTA_BLACKWELL'): 'BUILDS',
+    (_M + 'hardware/gpu_models.py', '_CHIP_ARCH'): 'CHIP_ARCH_ROWS',
+    (_M + 'hardware/gpu_models.py', '_CC_ARCH'): 'CC_ARCH_ROWS',
+    (_M + 'hardware/gpu_models.py', '_MIG_CHIPS'): 'MIG_CHIP_ROWS',
+    (_M + 'hardware/gpu_models.py', '_CUDA_GPUS_ROWS'): 'CC_ARCH_ROWS',
+    (_M + 'hardware/gpu_models.py', '_NAMED_THERE'): 'CC_ARCH_ROWS',
+    (_M + 'hardware/gpu_model_sources.py', '_README_NAMES'): 'hardware/gpu_models.py KNOWN_GPUS',
+    (_M + 'hardware/gpu_model_sources.py', '_MIG_EVIDENCE'): 'hardware/gpu_models.py KNOWN_GPUS',
+    (_M + 'kubernetes/volcano_tables.py', 'COMPATIBILITY'): 'COMPATIBILITY_ROWS',
+    (_M + 'monitoring/dcgm.py', 'CUDA_MIN_BRANCH'): 'CUDA_MIN_BRANCH_ROWS',
+    (_M + 'monitoring/dcgm_packages.py', 'PROPRIETARY_PROFILING_ARCHITECTURES'): 'PROFILING_MODULE',
+    (_M + 'packages/cuda_repos.py', 'KEY_3BF863CC'): 'REPOSITORIES',
+    (_M + 'packages/cuda_repos.py', 'KEY_8793F200'): 'REPOSITORIES',
+    (_M + 'packages/cuda_repos.py', 'KEY_D42D0685'): 'REPOSITORIES',
+    (_M + 'packages/cuda_repos.py', 'REPOSITORIES_DIRS'): 'REPOSITORIES',
+    (_M + 'packages/driver_branches.py', 'BRANCHES'): 'BRANCH_ROWS',
+    (_M + 'validate/xid.py', 'XID_MEANINGS'): 'XID_TABLE',
+    (_M + 'validate/xid.py', 'XID_CRITICAL'): 'XID_TABLE',
+    (_M + 'validate/xid.py', 'XID_PAGE'): 'XID_TABLE',
+}
+_OWN = 'the collection\'s own vocabulary (its choices, keys, variable, file, step or role names), no vendor fact'
+_POLICY = 'the collection\'s own policy (bounds, thresholds, verdicts, opt-ins), documented with its role'
+_WORDS = ('words a tool prints that a parser accepts or skips (systemd, apt, dpkg, nvidia-smi, NVML, dcgmi states and '
+          'errors), not a version, package, device or compatibility fact')
+_PATHS = 'paths or environment of the host the collection reads, writes or guards, no vendor fact'
+_CODE = 'a dispatch table of the collection\'s functions'
+_SPEC = 'a format or language fact (TOML escapes and floats, size suffixes, boolean words), no vendor fact'
+_TEST = 'sample values the collection\'s own careless-value suite tries, no vendor fact'
+NOT_VENDOR = dict(
+    [((_M + 'core/' + f, n), r) for f, names, r in (
+        ('platforms.py', ('ROLE_FACTS',), _OWN), ('role_inputs.py', ('FALSE_WORDS', 'TRUE_WORDS'), _SPEC),
+        ('role_inputs.py', ('KNOWN_TYPES', 'SCALAR_TYPES'), _OWN), ('run_state.py', ('COMPUTED_NAMES',), _OWN),
+        ('status.py', ('BUILDERS',), _CODE), ('systemd.py', ('SYSTEM_DIRS', '_VIRTUAL_TREES'), _PATHS),
+        ('unknown_vars.py', ('MODES', 'OUTPUTS'), _OWN),
+        ('value_kinds.py', ('CARELESS',), _TEST), ('value_kinds.py', ('ROLE_CHECKS',), _CODE),
+        ('value_kinds.py', ('CLASS_OF_KIND', 'CLASS_TYPES', 'HOST_PORTS', 'KINDS', 'NOT_THIS_CLASS',
+                            'PLAYBOOK_VARIABLES', 'VARIABLES'), _OWN),
+        ('value_kinds.py', ('CLOCK_RANGES', 'POWER_RANGE', 'SYSCTL_DOMAINS', 'SYSCTL_WORDS', 'PAM_DOMAINS', '_R'), _POLICY),
+        ('value_kinds.py', ('_DURATION_MS', '_SIZE_FACTOR'), _SPEC), ('value_kinds.py', ('_VIRTUAL',), _PATHS),
+        ('value_posture.py', ('CARELESS', 'CARELESS_BY_VARIABLE'), _TEST),
+        ('value_posture.py', ('CLASS_OF_KIND', 'NOT_THIS_CLASS', 'OPT_INS', 'PLAYBOOK_VARIABLES', 'VARIABLES',
+                              'REFUSED_THROUGH_OTHERS'), _OWN),
+        ('value_posture.py', ('MOVING_TAGS', 'PRIVILEGED_GROUPS', 'PRIVILEGED_USERS', 'REPEATABLE_CMDLINE'), _POLICY),
+    ) for n in names]
+    + [((_M + f, n), r) for f, names, r in (
+        ('cuda/toolkit.py', ('DISTRO_PACKAGES', 'DISTRO_NCCL'), 'Debian\'s own package names and releases, each '
+         'read with apt-cache on the lab images as the comment says; CI installs them (molecule cuda_toolkit_distro)'),
+        ('driver/gpu_settings.py', ('SETTINGS',), _OWN), ('driver/gpu_settings.py', ('FIELDS',),
+                                                           'nvidia-smi query fields of the settings the role applies: '
+                                                           + _WORDS),
+        ('driver/gpu_settings.py', ('_OFF', '_ON', '_UNSUPPORTED'), _WORDS),
+        ('engines/container_engines.py', ('CDI_SPEC_DIRS',), _PATHS),
+        ('engines/container_engines.py', ('_FALLBACK_RUNTIME',), 'the runc runtime entry the role writes back: ' + _OWN),
+        ('engines/container_toolkit.py', ('ENGINES',), _OWN), ('engines/toml_lite.py', ('_ESCAPES', '_SPECIAL_FLOAT'), _SPEC),
+        ('hardware/gpu_models.py', ('CONTRACT_ARCHITECTURES', 'SEGMENTS'), _OWN),
+        ('hardware/gpu_models.py', ('ARCHITECTURES',), 'the architecture names the probe reports, oldest first: each '
+         'is the architecture of a CHIP_ARCH_ROWS row (a unit test checks)'),
+        ('hardware/gpu_models.py', ('DEFAULT_PCI_IDS_PATHS',), _PATHS),
+        ('hardware/gpu_models.py', ('_PCI_IDS_CACHE',), 'a cache of the host\'s parsed pci.ids, empty until used'),
+        ('hardware/gpu_peaks.py', ('KEYS',), _OWN),
+        ('host/os_tuning_files.py', ('FILE_KEYS',), _OWN), ('host/os_tuning_files.py', ('RENDERERS',), _CODE),
+        ('host/os_tuning_host.py', ('C_ENV',), _PATHS), ('host/os_tuning_host.py', ('REQUIRED_INPUTS',), _OWN),
+        ('host/os_tuning_inputs.py', ('PATH_RULES', 'SYSCTL_LAYERS'), _OWN),
+        ('host/os_tuning_inputs.py', ('REBOOT_TIMEOUT_RANGE',), _POLICY),
+        ('kubernetes/volcano.py', ('INSTALL_METHODS',), _OWN),
+        ('kubernetes/volcano_scheduling.py', ('PRIORITY_CLASS_KEYS', 'QUEUE_KEYS'), _OWN),
+        ('kubernetes/volcano_tables.py', ('VALIDATED_KUBERNETES',), 'the Kubernetes versions the collection\'s own '
+         'tests validate rendered objects against (kubernetes-validate): its test scope'),
+        ('monitoring/dcgm.py', ('ENGINES', 'GPU_ACCESS', 'MODES', 'TYPES'), _OWN),
+        ('monitoring/dcgm.py', ('_HOST_SANDBOX',), 'the systemd sandboxing the collection applies: ' + _POLICY),
+        ('monitoring/dcgm_host.py', ('_ENABLED', '_RUNNING'), _WORDS),
+        ('monitoring/gpu_textfile.py', ('HELP',), 'help texts of the collection\'s own metrics'),
+        ('monitoring/node_exporter_fast_path.py', ('ENABLED_STATES',), _WORDS),
+        ('monitoring/node_exporter_host.py', ('SERVICE_PROPERTIES',), _WORDS),
+        ('monitoring/prometheus_config.py', ('JOBS',), _OWN), ('monitoring/prometheus_config.py', ('_WILDCARD',), _SPEC),
+        ('packages/apt_policy.py', ('_SKIP',), _WORDS), ('packages/apt_simulation.py', ('STATE_PATHS', '_SKIPPED'), _PATHS),
+        ('packages/apt_sources.py', ('_FIELD_RE',), _SPEC),
+        ('packages/cuda_repos.py', ('VARIABLES', 'PER_DISTRIBUTION', '_NOT_RETURNED'), _OWN),
+        ('packages/dpkg_state.py', ('_OK_STATES',), _WORDS), ('packages/driver_branches.py', ('SOURCES',), _OWN),
+        ('packages/driver_host.py', ('APT_DIRS', 'DPKG_LOCKS'), _PATHS), ('packages/driver_resolve.py', ('CUDA_VARS',), _OWN),
+        ('packages/held_updates.py', ('NOT_CHECKED', 'TAKE'), _OWN),
+        ('packages/mirror_urls.py', ('MIRRORED', 'NOT_MIRRORED'), _OWN),
+        ('packages/nvidia_repo.py', ('DISABLED_STATES', 'ENABLED_STATES', 'RUNNING_STATES'), _WORDS),
+        ('packages/pkgversion.py', ('BACKENDS',), _OWN), ('packages/repo_files.py', ('OPTIONS',), _OWN),
+        ('packages/url_trust.py', ('KINDS', 'VARIABLES', '_SHA256_FORMS'), _OWN),
+        ('packages/url_trust.py', ('_ALGORITHMS',), 'hex digest lengths of hash algorithms: ' + _SPEC),
+        ('plan/adopt.py', ('ACTIONS', 'COMPONENTS', 'ORIGINS', 'SOURCES'), _OWN), ('plan/drain.py', ('_FALSE', '_TRUE'), _SPEC),
+        ('plan/host_plan.py', ('PLAN_INPUTS', 'PUBLISHED'), _OWN), ('plan/options.py', ('OPTIONS', 'ROLES', '_CHOICES_AUTO'), _OWN),
+        ('plan/reboot.py', ('ACTIONS',), _OWN), ('plan/rollback.py', ('DRAIN_STATES', 'EVENTS', 'VERDICTS'), _OWN),
+        ('plan/rollback.py', ('REBOOT_ACTIONS',), 'the names of Ansible\'s reboot action: ' + _OWN),
+        ('plan/settings_checks.py', ('CHECKS',), _CODE), ('plan/settings_checks.py', ('COVERS',), _OWN),
+        ('probe/gpu_probe.py', ('NVIDIA_SMI_CHOICES', 'NVML_CHOICES'), _OWN),
+        ('probe/nvidia_smi.py', ('_NOT_AVAILABLE',), _WORDS),
+        ('probe/nvidia_topo.py', ('_AFFINITY_COLUMNS', '_NOT_AVAILABLE'), _WORDS),
+        ('probe/nvidia_topo.py', ('_LEGEND_TEXT',), 'the legend the topo filter writes back, as nvidia-smi prints it: '
+         + _WORDS),
+        ('probe/nvml.py', ('DEFAULT_NVML_PATHS',), _PATHS), ('probe/nvml.py', ('_FIELD_ERRORS',), _WORDS),
+        ('probe/packages.py', ('COMPONENTS', 'COMPONENT_UNITS', 'MARKER_PATHS'), 'the packages, pins and units the '
+         'collection\'s own roles install, found again on a host: ' + _OWN),
+        ('probe/pci.py', ('_DENIED', '_MISSING'), 'errno values the sysfs reader tells apart: ' + _SPEC),
+        ('probe/runner.py', ('TIMEOUT_OPTIONS',), _OWN),
+        ('python_env/python_stack.py', ('IMPORT_NAMES',), 'the import name of a PyPI distribution whose name differs, '
+         'for the import check: ' + _SPEC),
+        ('python_env/python_stack.py', ('TORCH_FAMILY',), _OWN), ('python_env/stack_fast_path.py', ('CHECKS',), _OWN),
+        ('python_env/stack_host.py', ('ACTIONS',), _CODE),
+        ('python_env/stack_inputs.py', ('EMPTY_MEANS_NONE', 'PATHS'), _OWN),
+        ('python_env/stack_status.py', ('_UNSTABLE',), _OWN),
+        ('validate/balance.py', ('ADVICE',), _POLICY), ('validate/balance.py', ('THRESHOLD_KEYS',), _OWN),
+        ('validate/dcgm_diag.py', ('LEVELS',), _POLICY), ('validate/dcgm_diag.py', ('_STATUS',), _WORDS),
+        ('validate/health.py', ('IDLE_THROTTLE_BAD',), _POLICY), ('validate/health.py', ('STATUSES',), _OWN),
+        ('validate/inputs.py', ('BOUNDS',), _POLICY), ('validate/inputs.py', ('OPTIONAL_PATHS', 'PATHS'), _OWN),
+        ('validate/inputs.py', ('_NEVER',), _PATHS), ('validate/measure.py', ('DTYPES',), _OWN),
+        ('validate/measure.py', ('RESNET50_STAGES',), 'the ResNet-50 network layout (He et al. 2015, stages of 3, 4, 6 and '
+         '3 blocks) the measurement builds, no vendor fact'),
+        ('validate/observe.py', ('_RETIRE_CAUSES',), _WORDS),
+        ('validate/perf.py', ('DEFAULT_THRESHOLDS',), _POLICY), ('validate/perf.py', ('METRICS',), _OWN),
+        ('validate/report.py', ('RANK',), _OWN),
+        ('validate/xid.py', ('ACTION_VERDICT', 'FAILING', 'RECOVERY_FAILING', 'VERDICT_TEXT'),
+         'the collection\'s verdict per catalogue action (the actions are quoted with their source in XID_TABLE): '
+         + _POLICY),
+    ) for n in names])
 
 
 def _text(value):
@@ -343,8 +574,9 @@ def render(tables=None, pending_tables=None):
         lines.append('')
     if not_listed:
         lines += ['## Not listed row by row yet', '',
-                  'These tables decide too, but their rows do not carry a source and a read date yet; their '
-                  'sources are in the file\'s comments.', '',
+                  'These tables decide too, but their rows do not carry a source and a read date yet (where a '
+                  'source is named at all, it is in the file\'s comments): check them against their vendor before '
+                  'trusting them.', '',
                   '| file | table | decides | why not listed |', '| --- | --- | --- | --- |']
         for path, symbol, decides, why in not_listed:
             lines.append('| `%s` | `%s` | %s | %s |' % (path, symbol, _text(decides), _text(why)))
@@ -395,6 +627,64 @@ def unregistered_tables(root=None, registered_tables=None):
                 if rows and any('source' in row or 'read' in row for row in rows):
                     found.append((relative, attribute))
     return found
+
+
+_TABLE_NAME = re.compile(r'_?[A-Z][A-Z0-9_]*')
+_TABLE_TYPES = (dict, list, tuple, set, frozenset)
+
+
+def module_tables(root=None):
+    """(file, NAME) of every module-level table of plugins/module_utils: a name of capitals (a leading
+    underscore allowed) that the module itself binds (an assignment at module level, not an import) to a
+    dict, list, tuple, set or frozenset."""
+    root = os.path.join(REPO, 'plugins', 'module_utils') if root is None else root
+    found = []
+    for folder, _dirs, files in sorted(os.walk(root)):
+        for filename in sorted(files):
+            if not filename.endswith('.py') or filename == '__init__.py':
+                continue
+            path = os.path.join(folder, filename)
+            relative = os.path.relpath(path, REPO).replace(os.sep, '/')
+            with open(path) as handle:
+                tree = ast.parse(handle.read(), path)
+            names = []
+            for node in tree.body:
+                targets = node.targets if isinstance(node, ast.Assign) else (
+                    [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else [])
+                names += [t.id for t in targets if isinstance(t, ast.Name) and _TABLE_NAME.fullmatch(t.id)]
+            module = _module(_dotted(relative))
+            for name in sorted(set(names)):
+                if isinstance(getattr(module, name, None), _TABLE_TYPES):
+                    found.append((relative, name))
+    return found
+
+
+def unclassified_tables(root=None, registered_tables=None):
+    """(file, NAME) of every module-level table (module_tables()) that is neither registered (the table or
+    the same object), nor DERIVED from one, nor PENDING, nor NOT_VENDOR: a table nobody has judged, which
+    may be a vendor table without sources. A unit test keeps this empty."""
+    entries = registered() if registered_tables is None else registered_tables
+    known = set((entry[1], entry[2]) for entry in entries)
+    same = set(id(getattr(_module(_dotted(entry[1])), entry[2], None)) for entry in entries)
+    judged = known | set(DERIVED) | set((entry[0], entry[1]) for entry in PENDING) | set(NOT_VENDOR)
+    return [(path, name) for path, name in module_tables(root)
+            if (path, name) not in judged and id(getattr(_module(_dotted(path)), name)) not in same]
+
+
+def derived_from(key):
+    """(file, NAME) of the registered table DERIVED[key] is built from."""
+    source = DERIVED[key]
+    if ' ' in source:
+        folder_file, name = source.split(' ', 1)
+        return _M + folder_file, name
+    return key[0], source
+
+
+def stale_judgements():
+    """Entries of DERIVED, PENDING and NOT_VENDOR that name no module-level table any more."""
+    tables = set(module_tables())
+    return sorted(key for key in set(DERIVED) | set((e[0], e[1]) for e in PENDING) | set(NOT_VENDOR)
+                  if key not in tables)
 
 
 # Ubuntu package names: where each claim stands. The evidence files (tests/fixtures/ubuntu-index/, format in

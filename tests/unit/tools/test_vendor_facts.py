@@ -90,15 +90,89 @@ NAMED_IN_ISSUE_36 = {
 }
 
 
-def test_every_table_is_listed_and_none_is_left_pending():
+NAMED_IN_ISSUE_36 |= {
+    ("plugins/module_utils/python_env/cuda_match.py", "TF_AND_CUDA_ROWS"),
+    ("plugins/module_utils/python_env/cuda_match.py", "DALI_FLAVOUR_ROWS"),
+    ("plugins/module_utils/cuda/toolkit.py", "TOOLKIT_PACKAGE_ROWS"),
+    ("plugins/module_utils/cuda/toolkit.py", "CUDNN_PACKAGE_ROWS"),
+    ("plugins/module_utils/cuda/toolkit.py", "NCCL_PACKAGE_ROWS"),
+    ("plugins/module_utils/hardware/gpu_models.py", "CHIP_ARCH_ROWS"),
+    ("plugins/module_utils/hardware/gpu_models.py", "CC_ARCH_ROWS"),
+    ("plugins/module_utils/hardware/gpu_models.py", "MIG_CHIP_ROWS"),
+    ("plugins/module_utils/python_env/torch_builds.py", "ARCH_CAPABILITY_ROWS"),
+}
+
+
+def test_every_table_named_in_issue_36_is_listed_row_by_row_and_none_is_pending():
     listed = set((entry[1], entry[2]) for entry in vendor_facts.registered())
     assert NAMED_IN_ISSUE_36 <= listed, NAMED_IN_ISSUE_36 - listed
-    assert vendor_facts.pending() == ()
-    assert "## Not listed row by row yet" not in vendor_facts.render()
+    pending = set((entry[0], entry[1]) for entry in vendor_facts.pending())
+    assert not NAMED_IN_ISSUE_36 & pending
+
+
+def test_pending_tables_are_named_on_the_page_with_why():
+    page = vendor_facts.render()
+    assert "## Not listed row by row yet" in page
+    for path, symbol, decides, why in vendor_facts.pending():
+        assert decides.strip() and why.strip(), symbol
+        assert "| `%s` | `%s` |" % (path, symbol) in page
 
 
 def test_no_sourced_table_in_module_utils_is_left_unregistered():
     assert vendor_facts.unregistered_tables() == []
+
+
+def test_every_module_level_table_of_module_utils_is_judged():
+    """Registered, DERIVED from a registered table, PENDING or NOT_VENDOR: nothing else."""
+    assert vendor_facts.unclassified_tables() == []
+    assert len(vendor_facts.module_tables()) > 250
+
+
+def test_no_judgement_names_a_table_that_is_gone_and_none_is_judged_twice():
+    assert vendor_facts.stale_judgements() == []
+    pending = set((entry[0], entry[1]) for entry in vendor_facts.PENDING)
+    derived, not_vendor = set(vendor_facts.DERIVED), set(vendor_facts.NOT_VENDOR)
+    assert not (pending & derived or pending & not_vendor or derived & not_vendor)
+    assert len(pending) == len(vendor_facts.PENDING)
+
+
+def test_every_derived_table_is_built_from_a_registered_table_and_every_exemption_says_why():
+    listed = set((entry[1], entry[2]) for entry in vendor_facts.registered())
+    for key in vendor_facts.DERIVED:
+        assert vendor_facts.derived_from(key) in listed, key
+    for key, reason in vendor_facts.NOT_VENDOR.items():
+        assert len(reason) > 20, key
+
+
+@pytest.mark.parametrize("registry, key", [
+    ("NOT_VENDOR", ("plugins/module_utils/probe/pci.py", "_DENIED")),
+    ("DERIVED", ("plugins/module_utils/python_env/cuda_match.py", "DALI_FLAVOURS")),
+])
+def test_a_table_nobody_judged_is_caught(monkeypatch, registry, key):
+    """Drop one judgement: the scan names that table (file and name)."""
+    table = dict(getattr(vendor_facts, registry))
+    del table[key]
+    monkeypatch.setattr(vendor_facts, registry, table)
+    assert vendor_facts.unclassified_tables() == [key]
+
+
+def test_a_vendor_table_without_sources_is_caught_once_it_leaves_pending(monkeypatch):
+    key = ("plugins/module_utils/monitoring/node_exporter.py", "PINNED_SHA256")
+    monkeypatch.setattr(vendor_facts, "PENDING", tuple(e for e in vendor_facts.PENDING if (e[0], e[1]) != key))
+    assert vendor_facts.unclassified_tables() == [key]
+    assert "`PINNED_SHA256`" not in vendor_facts.render()
+
+
+def test_the_scan_reads_what_a_module_binds_not_what_it_imports():
+    tables = set(vendor_facts.module_tables())
+    assert ("plugins/module_utils/cuda/toolkit.py", "CUDNN_PACKAGE_ROWS") in tables
+    assert ("plugins/module_utils/cuda/nccl.py", "PACKAGES") not in tables  # imported from toolkit.py
+    assert ("plugins/module_utils/hardware/gpu_models.py", "_CC_ARCH") in tables  # private names too
+
+
+def test_gpu_models_architectures_are_the_chip_rows_architectures():
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware import gpu_models
+    assert list(gpu_models.ARCHITECTURES) == [row["architecture"] for row in gpu_models.CHIP_ARCH_ROWS]
 
 
 def test_a_new_sourced_table_nobody_registered_is_found():
