@@ -455,9 +455,8 @@ NOT_VENDOR = dict(
     + [((_M + f, n), r) for f, names, r in (
         ('cuda/toolkit.py', ('DISTRO_PACKAGES', 'DISTRO_NCCL'), 'Debian\'s own package names and releases, each '
          'read with apt-cache on the lab images as the comment says; CI installs them (molecule cuda_toolkit_distro)'),
-        ('driver/gpu_settings.py', ('SETTINGS',), _OWN), ('driver/gpu_settings.py', ('FIELDS',),
-                                                           'nvidia-smi query fields of the settings the role applies: '
-                                                           + _WORDS),
+        ('driver/gpu_settings.py', ('SETTINGS',), _OWN),
+        ('driver/gpu_settings.py', ('FIELDS',), 'nvidia-smi query fields of the settings the role applies: ' + _WORDS),
         ('driver/gpu_settings.py', ('_OFF', '_ON', '_UNSUPPORTED'), _WORDS),
         ('engines/container_engines.py', ('CDI_SPEC_DIRS',), _PATHS),
         ('engines/container_engines.py', ('_FALLBACK_RUNTIME',), 'the runc runtime entry the role writes back: ' + _OWN),

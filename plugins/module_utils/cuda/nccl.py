@@ -19,8 +19,6 @@ __metaclass__ = type
 
 import re
 
-# the package names, with their sources: cuda/toolkit.py NCCL_PACKAGE_ROWS (docs/vendor-facts.md)
-from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda.toolkit import NCCL_PACKAGES as PACKAGES
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_policy
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
 

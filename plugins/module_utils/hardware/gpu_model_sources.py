@@ -27,7 +27,7 @@ _README_NAMES = {  # id -> the name pci.ids gives (the table keeps the README's 
 }
 MIG_GUIDE = "MIG user guide, Supported GPUs (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/610/supported-gpus.html)"
 MIG_GUIDE_620 = ("MIG user guide 620, Deployment Considerations (https://docs.nvidia.com/datacenter/tesla/"
-                  "mig-user-guide/620/deployment-considerations.html)")
+                 "mig-user-guide/620/deployment-considerations.html)")
 # id -> (product the MIG guide names, or None where it names none for this id)
 _MIG_EVIDENCE = {
     0x20B0: "A100-SXM4 40GB", 0x20B1: "A100-PCIE 40GB", 0x20B2: "A100-SXM4 80GB", 0x20B5: "A100-PCIE 80GB",

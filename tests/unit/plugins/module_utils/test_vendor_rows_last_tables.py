@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import nccl, toolkit
+from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware import gpu_models
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import cuda_match, torch_builds
 
@@ -28,7 +28,7 @@ ALL_ROWS = [
 ]
 
 
-@pytest.mark.parametrize("name, rows", ALL_ROWS, ids=[n for n, _ in ALL_ROWS])
+@pytest.mark.parametrize("name, rows", ALL_ROWS, ids=[entry[0] for entry in ALL_ROWS])
 def test_every_row_has_a_source_naming_a_document_and_a_read_date(name, rows):
     assert rows, name
     for row in rows:
@@ -57,7 +57,7 @@ def test_tensorflow_row_says_unconfirmed_while_its_source_builds_2_14_with_cuda_
     (row,) = cuda_match.TF_AND_CUDA_ROWS
     tested = dict(re.findall(r'"tensorflow-(\d+\.\d+)\.0 \| [^"]*\| ([0-9.]+)"', row["source"]))
     assert tested == {"2.14": "11.8", "2.15": "12.2"}
-    if tested[row["tensorflow"]].split(".")[0] != row["driver_cuda"].split(".")[0]:
+    if tested[row["tensorflow"]].split(".", maxsplit=1)[0] != row["driver_cuda"].split(".", maxsplit=1)[0]:
         assert "2.14" in row["unconfirmed"] and "11.8" in row["unconfirmed"]
 
 
@@ -94,7 +94,6 @@ def test_package_shapes_are_built_from_the_rows():
     assert toolkit.CUDNN_PACKAGE == {11: "libcudnn9-dev-cuda-11", 12: "libcudnn9-dev-cuda-12",
                                      13: "libcudnn9-dev-cuda-13"}
     assert toolkit.NCCL_PACKAGES == ("libnccl2", "libnccl-dev")
-    assert nccl.PACKAGES is toolkit.NCCL_PACKAGES
 
 
 @pytest.mark.parametrize("row", toolkit.TOOLKIT_PACKAGE_ROWS, ids=lambda row: row["what"])
