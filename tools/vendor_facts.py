@@ -414,6 +414,7 @@ DERIVED = {
     (_M + 'hardware/gpu_models.py', '_MIG_CHIPS'): 'MIG_CHIP_ROWS',
     (_M + 'hardware/gpu_models.py', '_CUDA_GPUS_ROWS'): 'CC_ARCH_ROWS',
     (_M + 'hardware/gpu_models.py', '_NAMED_THERE'): 'CC_ARCH_ROWS',
+    (_M + 'hardware/gpu_models.py', '_CUDA_LEGACY_ROWS'): 'CC_ARCH_ROWS',
     (_M + 'hardware/gpu_model_sources.py', '_README_NAMES'): 'hardware/gpu_models.py KNOWN_GPUS',
     (_M + 'hardware/gpu_model_sources.py', '_MIG_EVIDENCE'): 'hardware/gpu_models.py KNOWN_GPUS',
     (_M + 'kubernetes/volcano_tables.py', 'COMPATIBILITY'): 'COMPATIBILITY_ROWS',

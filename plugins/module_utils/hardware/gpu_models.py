@@ -343,6 +343,13 @@ _CUDA_GPUS_ROWS = {
     "11.x": '"11.0 | Jetson T5000 Jetson T4000"',
     "12.x": '"12.1 | NVIDIA GB10 (DGX Spark)", "12.0 | NVIDIA RTX PRO 6000 Blackwell Server Edition ..."',
 }
+_CUDA_LEGACY = 'NVIDIA "Legacy CUDA GPU Compute Capability" (https://developer.nvidia.com/cuda-legacy-gpus)'
+_CUDA_LEGACY_ROWS = {
+    "5.x": '"5.3 | Jetson Nano", "5.2 | Tesla M60 Tesla M40 | ...", "5.0 | Quadro K2200 ..."',
+    "6.x": '"6.2 | Jetson TX2", "6.1 | Tesla P40 Tesla P4 | ...", "6.0 | Tesla P100 | Quadro GP100"',
+    "7.0": '"7.0 | NVIDIA V100 | Quadro GV100 NVIDIA TITAN V"',
+    "7.2": '"7.2 | Jetson AGX Xavier Jetson Xavier NX"',
+}
 _NAMED_THERE = ("8.9",)  # 12.0 names Blackwell too, but 12.1 (GB10) does not
 
 
@@ -351,10 +358,12 @@ def _cc_row(capability, arch, note=''):
            "source": "%s: compute capability %s is %s%s" % (_CC_GUIDE, capability, arch.capitalize(), note)}
     if capability in _CUDA_GPUS_ROWS:
         row["source"] += "; %s: %s" % (_CUDA_GPUS, _CUDA_GPUS_ROWS[capability])
+    if capability in _CUDA_LEGACY_ROWS:
+        row["source"] += "; %s: %s" % (_CUDA_LEGACY, _CUDA_LEGACY_ROWS[capability])
     if capability not in _NAMED_THERE:
         row["unconfirmed"] = "architecture name: the programming guide was not re-read on %s%s" % (
-            gpu_model_sources.MODELS_READ, "" if capability in _CUDA_GPUS_ROWS else
-            "; no row of the cuda-gpus page was read for it")
+            gpu_model_sources.MODELS_READ, "" if capability in _CUDA_GPUS_ROWS or capability in _CUDA_LEGACY_ROWS
+            else "; no row of NVIDIA's compute capability pages was read for it")
     return row
 
 

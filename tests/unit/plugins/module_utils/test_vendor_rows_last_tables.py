@@ -151,8 +151,9 @@ def test_architecture_from_chip_is_unchanged(chip, arch):
 
 
 def test_cuda_gpus_page_rows_quoted_are_the_capability_of_their_row():
-    """SOURCE (NVIDIA "CUDA GPU Compute Capability", developer.nvidia.com/cuda-gpus): each quoted row
-    starts with its compute capability; the row's major (and minor, where the row is one) match."""
+    """SOURCE (NVIDIA "CUDA GPU Compute Capability", developer.nvidia.com/cuda-gpus, and its legacy page
+    cuda-legacy-gpus): each quoted row starts with its compute capability; the row's major (and minor,
+    where the row is one) match."""
     quoted_rows = 0
     for row in gpu_models.CC_ARCH_ROWS:
         for cc in re.findall(r'"(\d+\.\d+) \| ', row["source"]):
@@ -160,7 +161,7 @@ def test_cuda_gpus_page_rows_quoted_are_the_capability_of_their_row():
             major, minor = row["capability"].split(".")
             assert cc.split(".")[0] == major and (minor == "x" or cc.split(".")[1] == minor), (row, cc)
             assert gpu_models.architecture_from_compute_capability(*cc.split(".")) == row["architecture"]
-    assert quoted_rows >= 9
+    assert quoted_rows >= 17
 
 
 @pytest.mark.parametrize("row", gpu_models.MIG_CHIP_ROWS, ids=lambda row: row["chip"])
