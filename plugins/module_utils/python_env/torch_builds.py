@@ -125,7 +125,8 @@ ARCH_CAPABILITY_ROWS = (
     _arch_row('maxwell', (50, 52, 53), '; NVIDIA "Legacy CUDA GPU Compute Capability" (https://developer.nvidia.com/'
               'cuda-legacy-gpus) has rows 5.0, 5.2 and 5.3 (Jetson Nano)'),
     _arch_row('pascal', (60, 61, 62), '; the legacy page has rows 6.0, 6.1 and 6.2 (Jetson TX2)'),
-    _arch_row('volta', (70, 72), '; the legacy page has rows 7.0 (NVIDIA V100) and 7.2 (Jetson AGX Xavier)'), _arch_row('turing', (75,)), _arch_row('ampere', (80, 86, 87)),
+    _arch_row('volta', (70, 72), '; the legacy page has rows 7.0 (NVIDIA V100) and 7.2 (Jetson AGX Xavier)'),
+    _arch_row('turing', (75,)), _arch_row('ampere', (80, 86, 87)),
     _arch_row('ada', (89,), '; NVIDIA "CUDA GPU Compute Capability" (https://developer.nvidia.com/cuda-gpus): '
               '"8.9 | NVIDIA L4 NVIDIA L40 NVIDIA L40S | NVIDIA RTX 6000 Ada ..."'),
     _arch_row('hopper', (90,)),
