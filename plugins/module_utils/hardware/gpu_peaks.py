@@ -19,7 +19,7 @@ confirmed. A row is never silent about its origin (a unit test keeps it so).
 
 A model missing here is "unknown": gpu_validate still checks health and measures, and reports
 the figures without a verdict. None of these figures has been measured by this collection on
-real hardware yet (README, support matrix).
+real hardware yet (docs/support-matrix.md).
 """
 
 from __future__ import absolute_import, division, print_function
