@@ -162,6 +162,19 @@ def context(role, variable):
     return {}
 
 
+def verdict(role, variable, errors):
+    """``(result, detail)`` of the problems the checks found for ``variable``: refused with the first
+    message naming it (volcano's messages use the short name), crashed when refused by messages that
+    do not name it, else accepted."""
+    short = variable[len(role) + 1:]
+    named = [e for e in errors if variable in e or (role == "volcano" and short in e)]
+    if named:
+        return "refused", named[0]
+    if errors:
+        return "crashed", "refused, but no message names %s: %s" % (variable, errors)
+    return "accepted", None
+
+
 def outcome(role, variable, value):
     """``(result, detail)``: refused (a message naming the variable), accepted, or crashed."""
     prefix = role + "_"
@@ -177,13 +190,7 @@ def outcome(role, variable, value):
         errors = list(VALIDATORS[role](inputs)) + value_problems(role, inputs, [], "main", dict(CHECK_CONTEXT))
     except Exception as exc:  # pylint: disable=broad-except
         return "crashed", "%s: %s" % (type(exc).__name__, exc)
-    short = variable[len(prefix):]
-    named = [e for e in errors if variable in e or (role == "volcano" and short in e)]
-    if named:
-        return "refused", named[0]
-    if errors:
-        return "crashed", "refused, but no message names %s: %s" % (variable, errors)
-    return "accepted", None
+    return verdict(role, variable, errors)
 
 
 # The modules of issue 37's semantic classes: VARIABLES, CARELESS, CLASS_OF_KIND (optional) and
@@ -262,10 +269,4 @@ def semantic_outcome(role, variable, value, kind=""):
             errors.extend(value_problems(role, inputs, [], entry, dict(CHECK_CONTEXT)))
     except Exception as exc:  # pylint: disable=broad-except
         return "crashed", "%s: %s" % (type(exc).__name__, exc)
-    short = variable[len(role) + 1:]
-    named = [e for e in errors if variable in e or (role == "volcano" and short in e)]
-    if named:
-        return "refused", named[0]
-    if errors:
-        return "crashed", "refused, but no message names %s: %s" % (variable, errors)
-    return "accepted", None
+    return verdict(role, variable, errors)
