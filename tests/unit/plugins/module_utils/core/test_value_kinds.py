@@ -8,7 +8,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import file_values, value_kinds
 from value_cases import check_case
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import convert_inputs
 
@@ -124,7 +124,7 @@ def test_every_check_is_a_full_match_a_trailing_newline_never_passes():
                         ("prometheus_scrape_interval", "30s\n"), ("node_exporter_status_file", "/etc/x.json\n"),
                         ("prometheus_rules_files", ["x.yml\n"]), ("gpuops_report_path", "/tmp/r.json\n")):
         assert value_kinds.variable_problems(name, value, {}, {}), name
-    assert value_kinds.sysctl_value_problem("l", "vm.swappiness", "1\n") is None  # the kernel strips it ...
+    assert file_values.sysctl_value_problem("l", "vm.swappiness", "1\n") is None  # the kernel strips it ...
     assert value_kinds.problems("os_tuning", _inputs("os_tuning", {"os_tuning_sysctl_group": {"vm.swappiness": "1\n"}}),
                                 {})  # ... but the role's own check refuses the newline before it is written
     assert value_kinds.env_problems("e", {"A": "x\n"})
