@@ -453,7 +453,8 @@ NOT_VENDOR = dict(
         ('value_posture.py', ('CARELESS', 'CARELESS_BY_VARIABLE'), _TEST),
         ('value_posture.py', ('CLASS_OF_KIND', 'NOT_THIS_CLASS', 'OPT_INS', 'PLAYBOOK_VARIABLES', 'VARIABLES',
                               'REFUSED_THROUGH_OTHERS'), _OWN),
-        ('value_posture.py', ('MOVING_TAGS', 'PRIVILEGED_GROUPS', 'PRIVILEGED_USERS', 'REPEATABLE_CMDLINE'), _POLICY),
+        ('value_posture.py', ('MOVING_TAGS', 'PRIVILEGED_GROUPS', 'PRIVILEGED_USERS'), _POLICY),
+        ('value_lists.py', ('REPEATABLE_CMDLINE',), _POLICY),
     ) for n in names]
     + [((_M + f, n), r) for f, names, r in (
         ('cuda/toolkit.py', ('DISTRO_PACKAGES', 'DISTRO_NCCL'), 'Debian\'s own package names and releases, each '

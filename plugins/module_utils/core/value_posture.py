@@ -44,7 +44,10 @@ What each kind refuses (each problem names the variable, the value's problem and
 ``problems(role, inputs, context)``: inputs are the role's converted inputs (short names without
 ``<role>_``; common's and the playbook's keep their full names); context is built by the actions
 (``groups``: the inventory's groups -> hosts, None where unknown; ``insecure_hosts``; ``allow``:
-the opt-ins by short name). Pure, standard library only.
+the opt-ins by short name). The checks of an item given twice are in value_lists.py; this module classifies, checks the
+rest and dispatches.
+
+Pure, standard library only.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -52,6 +55,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.value_lists import unique_by_problems, unique_problems
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.value_numbers import shown as _shown
 
 # Accounts that grant privilege to whoever runs as them, with why (decided from what each grants on
 # Debian/Ubuntu/RHEL: root's powers, files owned by the account, a group's device or socket access).
@@ -86,9 +92,6 @@ PRIVILEGED_GROUPS = {
 # Tags that name no release: whatever was pushed last
 MOVING_TAGS = ('latest', 'main', 'master', 'stable', 'edge', 'nightly', 'dev', 'develop', 'head', 'rolling',
                'lts', 'current', 'release', 'testing', 'unstable', 'canary', 'beta', 'alpha', 'next')
-# Kernel parameters the kernel takes more than once (each occurrence counts)
-REPEATABLE_CMDLINE = ('console', 'hugepagesz', 'hugepages', 'earlycon', 'netconsole', 'module_blacklist',
-                      'modprobe.blacklist', 'isolcpus', 'systemd.setenv', 'rd.driver.blacklist')
 
 OPT_INS = {
     'moving_image_tags': 'gpuops_allow_moving_image_tags',
@@ -201,99 +204,6 @@ _TAG = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}')
 _VERSION_TAG = re.compile(r'v?[0-9]+\.[0-9]+\.[0-9]+(?:[-+_.].*)?', re.S)
 _EXACT_PIN = re.compile(r'(?:===|==)[ \t]*[0-9A-Za-z][A-Za-z0-9.+!_-]*')
 _PIP_NAME = re.compile(r'[ \t]*([A-Za-z0-9][A-Za-z0-9._-]*)')
-
-
-def _shown(value):
-    text = value if isinstance(value, str) else repr(value)
-    return repr(text if len(text) <= 80 else text[:77] + '...')
-
-
-# --------------------------------------------------------------------------- lists
-
-def _identity(item, how):
-    """What identifies ``item`` of a list (None: nothing to compare)."""
-    if how == 'counter':
-        if isinstance(item, dict):
-            return item.get('name') if isinstance(item.get('name'), str) else None
-        return item.strip(' ') if isinstance(item, str) else None
-    if how == 'collector':
-        if isinstance(item, dict) and len(item) == 1:
-            return str(list(item)[0])
-        return item if isinstance(item, str) else None
-    if not isinstance(item, str):
-        return None
-    if how == 'flag':
-        return item.split('=', 1)[0] if item.startswith('-') else item
-    if how == 'cmdline':
-        name = item.split('=', 1)[0]
-        return item if name in REPEATABLE_CMDLINE else name
-    if how == 'basename':
-        return item.rstrip('/').rsplit('/', 1)[-1]
-    return item
-
-
-def _counter_form(item):
-    return dict(item) if isinstance(item, dict) else {'name': item.strip(' ') if isinstance(item, str) else item}
-
-
-def unique_problems(name, value, params, full):
-    """Items of the list ``value`` (and of the lists named in params ``with``) listed twice."""
-    how = params.get('identity', 'item')
-    what = params.get('what', 'item')
-    found = []
-    seen = {}
-    lists = [(name, value)] + [(other, full(other)) for other in params.get('with') or []]
-    for variable, items in lists:
-        if not isinstance(items, list):
-            continue
-        for item in items:
-            key = _identity(item, how)
-            if key is None:
-                continue
-            if key in seen:
-                first_var, first = seen[key]
-                if first_var == variable != name:
-                    continue  # within another list: that list's own row says it
-                if how == 'counter' and first_var != variable and _counter_form(first) == _counter_form(item):
-                    continue  # the same field in two lists, given alike: merged once (documented)
-                if how == 'counter' and first_var != variable:
-                    found.append('%s: DCGM field %s is given differently in %s (%s) and %s (%s): one of them would be '
-                                 'dropped; give it once'
-                                 % (name, key, first_var, _shown(first), variable, _shown(item)))
-                elif first == item:
-                    found.append('%s: %s %s is listed twice%s: it would be configured twice; list each %s once'
-                                 % (name, what, _shown(key), '' if first_var == variable else
-                                    ' (in %s and %s)' % (first_var, variable), what))
-                else:
-                    where = '' if first_var == variable else ' in %s' % variable
-                    found.append('%s: %s %s is given twice, differently (%s and %s%s): only one can take effect; '
-                                 'give each %s once' % (name, what, _shown(key), _shown(first), _shown(item), where, what))
-            else:
-                seen[key] = (variable, item)
-    return found
-
-
-def unique_by_problems(name, value, params, full):
-    """Mappings of ``value`` (and of params ``with``) with the same ``keys``."""
-    keys = params['keys']
-    found, seen = [], {}
-    for variable, items in [(name, value)] + [(other, full(other)) for other in params.get('with') or []]:
-        for index, item in enumerate(items if isinstance(items, list) else []):
-            if not isinstance(item, dict) or any(item.get(k) in (None, '') for k in keys):
-                continue
-            key = tuple(str(item.get(k)) for k in keys)
-            shown = ', '.join('%s=%s' % (k, v) for k, v in zip(keys, key))
-            if key in seen:
-                where = seen[key]
-                if where.startswith(variable + '[') and variable != name:
-                    continue  # within another list: that list's own row says it
-                hint = '' if where.startswith(variable + '[') else \
-                    ' (change the entry in %s rather than repeat it)' % where.split('[', 1)[0]
-                found.append('%s: two entries for %s (%s and %s[%d]): one would be configured twice or hide the '
-                             'other; keep one%s' % (name, shown, where, variable, index, hint))
-            else:
-                seen[key] = '%s[%d]' % (variable, index)
-    return found
 
 
 # --------------------------------------------------------------------------- groups
