@@ -77,6 +77,16 @@ def test_a_target_address_that_is_no_address_fails_naming_it(run, tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
+def refused_before_any_change(run, tmp_path, extra, words):
+    """plan_cpu_only.yml with ``extra`` fails, its output holds every one of ``words``, and no plan
+    was written."""
+    res = run("plan_cpu_only.yml", *extra)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert all(w in out for w in words), out[-3000:]
+    assert not (tmp_path / "out.json").exists()
+
+
 @pytest.mark.parametrize("variable,value,words", [
     ("node_exporter_listen_address", "9100", ["node_exporter_listen_address", "is not a listen address"]),
     # dcgm_exporter's own value checks (dcgm_inputs, run on every host by value_kinds) name the newline first
@@ -122,11 +132,7 @@ def test_a_cpu_only_host_refuses_the_cuda_key_identities_naming_each(run, tmp_pa
      ["gpuops_insecure_http_hosts: 'http://m.example' is not a host[:port]"]),
 ])
 def test_a_url_that_nothing_verifies_fails_on_every_host(run, tmp_path, extra, words):
-    res = run("plan_cpu_only.yml", *extra)
-    out = res.stdout + res.stderr
-    assert res.returncode != 0
-    assert all(w in out for w in words), out[-3000:]
-    assert not (tmp_path / "out.json").exists()
+    refused_before_any_change(run, tmp_path, extra, words)
 
 
 @pytest.mark.parametrize("extra", [
@@ -273,11 +279,7 @@ def test_the_branch_is_decided_in_one_pass_from_the_host_facts(run_play, tmp_pat
 def test_a_value_of_the_wrong_meaning_or_posture_fails_on_every_host(run, tmp_path, extra, words):
     """Issue 37 (value_posture.py): a CPU-only host, where none of these roles runs, still refuses
     each value, naming the variable, the problem and what would be accepted."""
-    res = run("plan_cpu_only.yml", *extra)
-    out = res.stdout + res.stderr
-    assert res.returncode != 0
-    assert all(w in out for w in words), out[-3000:]
-    assert not (tmp_path / "out.json").exists()
+    refused_before_any_change(run, tmp_path, extra, words)
 
 
 @pytest.mark.parametrize("extra", [
