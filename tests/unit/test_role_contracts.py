@@ -299,7 +299,7 @@ class _Recording(dict):
 
 
 def test_filters_given_hostvars_read_only_published_keys():
-    from ansible_collections.gpuops.dlserver.plugins.filter.prometheus_targets import prometheus_targets
+    from ansible_collections.gpuops.dlserver.plugins.filter.__prometheus_targets import prometheus_targets
     from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano import hosts_view
 
     seen = set()

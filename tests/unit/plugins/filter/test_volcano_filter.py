@@ -18,8 +18,8 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.volcano_plan import volcano_plan
-from ansible_collections.gpuops.dlserver.plugins.filter.volcano_smoke_result import volcano_smoke_result
+from ansible_collections.gpuops.dlserver.plugins.filter.__volcano_plan import volcano_plan
+from ansible_collections.gpuops.dlserver.plugins.filter.__volcano_smoke_result import volcano_smoke_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, '..', '..', '..', '..'))

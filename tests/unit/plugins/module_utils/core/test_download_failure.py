@@ -5,7 +5,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.filter.download_failure import download_failure
+from ansible_collections.gpuops.dlserver.plugins.filter.__download_failure import download_failure
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import download_failure as df
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")

@@ -5,7 +5,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.role_status import role_status
+from ansible_collections.gpuops.dlserver.plugins.filter.__role_status import role_status
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, build, dig
 
 with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "role_status_cases.yml")) as _fh:

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.cuda_toolkit_nccl import cuda_toolkit_nccl
+from ansible_collections.gpuops.dlserver.plugins.filter.__cuda_toolkit_nccl import cuda_toolkit_nccl
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import nccl
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

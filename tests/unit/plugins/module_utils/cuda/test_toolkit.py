@@ -7,7 +7,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.cuda_toolkit_plan import cuda_toolkit_plan
+from ansible_collections.gpuops.dlserver.plugins.filter.__cuda_toolkit_plan import cuda_toolkit_plan
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import cuda_match
 

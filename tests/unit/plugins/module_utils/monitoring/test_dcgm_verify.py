@@ -12,7 +12,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.dcgm_exporter_verify_when import dcgm_exporter_verify_when
+from ansible_collections.gpuops.dlserver.plugins.filter.__dcgm_exporter_verify_when import dcgm_exporter_verify_when
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_verify
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'data')

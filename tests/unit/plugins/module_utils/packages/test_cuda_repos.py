@@ -7,7 +7,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.cuda_repository import cuda_repository
+from ansible_collections.gpuops.dlserver.plugins.filter.__cuda_repository import cuda_repository
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import cuda_repos
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
