@@ -50,7 +50,7 @@ options:
     type: str
     required: true
   node:
-    description: What M(gpuops.dlserver.node_exporter_host) read on the host (its C(node)).
+    description: What M(gpuops.dlserver.__node_exporter_host) read on the host (its C(node)).
     type: dict
     required: false
 """
@@ -62,7 +62,7 @@ EXAMPLES = r"""
     fact: node_exporter_inputs
 
 - name: Read what node_exporter needs of the host
-  gpuops.dlserver.node_exporter_host:
+  gpuops.dlserver.__node_exporter_host:
   register: node_read
 
 - name: Decide

@@ -24,11 +24,11 @@ description:
 positional: _input, verified, verify_enabled
 options:
   _input:
-    description: The result of M(gpuops.dlserver.python_stack_env) with C(action=plan).
+    description: The result of M(gpuops.dlserver.__python_stack_host) with C(action=plan).
     type: dict
     required: true
   verified:
-    description: The registered loop of M(gpuops.dlserver.python_stack_env) with C(action=verify).
+    description: The registered loop of M(gpuops.dlserver.__python_stack_host) with C(action=verify).
     type: dict
     default: {}
   verify_enabled:

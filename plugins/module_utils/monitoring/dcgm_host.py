@@ -5,7 +5,7 @@
 
 ``converged(config, state)``: ``config`` is what the filter gpuops.dlserver.dcgm_exporter_config
 decided (``__dcgm_exporter_config``: mode, packages_missing, stop_units, container); ``state`` is
-what the module gpuops.dlserver.dcgm_exporter_host read in one round trip: ``gpg`` (present),
+what the module gpuops.dlserver.__dcgm_exporter_host read in one round trip: ``gpg`` (present),
 ``directory`` (the configuration directory is root:root 0755), ``counters`` and ``unit_file``
 (each file has the decided bytes, root:root 0644), ``units`` ({unit: {enabled, active}} as systemctl
 reads them), ``engine`` and ``image`` (container mode), ``page`` (the verification of the metrics

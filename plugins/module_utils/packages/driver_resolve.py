@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The actions resolve, after_install and verify of gpuops.dlserver.nvidia_driver_repo.
+"""The actions resolve, after_install and verify of gpuops.dlserver.__nvidia_driver_host.
 
 ``resolve`` reads the host and the repositories once (``driver_host``), checks the CUDA key
 (``repo_trust``), and hands everything to the pure decisions of ``nvidia_repo``; it renders the

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: os_tuning_facts
+module: __os_tuning_host
 short_description: Read what gpuops.dlserver.os_tuning decides on and return its decisions
 version_added: 0.1.0
 description:
@@ -144,7 +144,7 @@ EXAMPLES = r"""
     fact: os_tuning_inputs
 
 - name: Decide what os_tuning applies (fails on bad input, before any change)
-  gpuops.dlserver.os_tuning_facts:
+  gpuops.dlserver.__os_tuning_host:
     inputs: "{{ os_tuning_inputs }}"
     platform:
       cmdline_backend: grub_dropin

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: python_stack_env
+module: __python_stack_host
 short_description: Plan, build atomically and verify the Python environments of gpuops.dlserver.python_stack
 version_added: 0.1.0
 description:
@@ -111,14 +111,14 @@ EXAMPLES = r"""
     fact: python_stack_inputs
 
 - name: Plan the environments
-  gpuops.dlserver.python_stack_env:
+  gpuops.dlserver.__python_stack_host:
     action: plan
     inputs: "{{ python_stack_inputs }}"
     gpu: "{{ ansible_facts.gpuops_gpu }}"
   register: python_plan
 
 - name: Converge each environment atomically
-  gpuops.dlserver.python_stack_env:
+  gpuops.dlserver.__python_stack_host:
     action: converge
     environment: "{{ item }}"
     tools: {uv: /opt/gpuops/uv/bin/uv}

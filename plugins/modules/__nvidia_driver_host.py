@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: nvidia_driver_repo
+module: __nvidia_driver_host
 short_description: Read the host and the driver repositories, and decide what the nvidia_driver role installs
 version_added: 0.1.0
 description:
@@ -114,7 +114,7 @@ EXAMPLES = r"""
     fact: driver_inputs
 
 - name: Read the host and the repositories and choose the driver version
-  gpuops.dlserver.nvidia_driver_repo:
+  gpuops.dlserver.__nvidia_driver_host:
     action: resolve
     inputs: "{{ driver_inputs }}"
     platform:
