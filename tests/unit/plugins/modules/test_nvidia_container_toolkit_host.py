@@ -11,6 +11,7 @@ import os
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import toolkit_host
 from ansible_collections.gpuops.dlserver.plugins.modules import __nvidia_container_toolkit_host as mod
 from module_harness import ExitJson, FailJson
 
@@ -197,12 +198,12 @@ class EngineHost(object):
     ((1, "", "Cannot connect to the Docker daemon"), None),
 ])
 def test_live_docker_view(tmp_path, answer, expect):
-    seen = mod.live_engines(EngineHost({"docker": answer}), platform(tmp_path), ["docker"])
+    seen = toolkit_host.live_engines(EngineHost({"docker": answer}), platform(tmp_path), ["docker"])
     assert seen["docker"]["nvidia_runtime"] is expect
 
 
 def fake_installed(version):
-    packages = dict((name, version) for name in mod.ctk.PACKAGES) if version else {}
+    packages = dict((name, version) for name in toolkit_host.ctk.PACKAGES) if version else {}
     return lambda host, accept: {"packages": packages, "versions": [version] if version else [], "verdicts": {},
                                  "refused": []}
 
@@ -211,13 +212,13 @@ def fake_installed(version):
 def test_verify_of_a_converged_host_reads_the_same_in_check_mode(tmp_path, monkeypatch, check_mode):
     # The role's status record is built from this result: a dry run of a converged host must
     # read what a run reads, or the status file "changes" under --check.
-    monkeypatch.setattr(mod, "installed", fake_installed("1.19.1-1"))
+    monkeypatch.setattr(toolkit_host, "installed", fake_installed("1.19.1-1"))
     args = {"action": "verify", "inputs": inputs(), "platform": platform(tmp_path), "engines": [], "pin": "1.19.1-*",
             "_ansible_check_mode": check_mode}
     kind, result = run(args)
     assert kind is ExitJson, result.get("msg")
     assert result["problems"] == []
-    assert result["installed"]["packages"] == dict((n, "1.19.1-1") for n in mod.ctk.PACKAGES)
+    assert result["installed"]["packages"] == dict((n, "1.19.1-1") for n in toolkit_host.ctk.PACKAGES)
     assert result["verify"]["installed"] == result["installed"]["packages"]
 
 
@@ -225,7 +226,7 @@ def test_verify_of_a_converged_host_reads_the_same_in_check_mode(tmp_path, monke
 def test_verify_fails_a_run_and_reports_in_check_mode(tmp_path, monkeypatch, check_mode, kind):
     # Not installed yet (a dry run on a fresh host): a run fails naming the packages; check mode
     # reports the same problems and warns instead, because the run would install them first.
-    monkeypatch.setattr(mod, "installed", fake_installed(None))
+    monkeypatch.setattr(toolkit_host, "installed", fake_installed(None))
     warned = []
     monkeypatch.setattr(mod.AnsibleModule, "warn", lambda self, text: warned.append(text))
     args = {"action": "verify", "inputs": inputs(), "platform": platform(tmp_path), "engines": [], "pin": "1.19.1-*",
@@ -266,23 +267,23 @@ def test_installed_reads_versions_and_holds_once():
             "nvidia-container-toolkit-base\t1.19.1-1\thi \n"
             "libnvidia-container-tools\t1.19.1-1\tii \n"
             "libnvidia-container1\t1.19.1-1\trc \n")
-    have = mod.installed(_DpkgHost(text), [])
+    have = toolkit_host.installed(_DpkgHost(text), [])
     assert have["packages"] == {"nvidia-container-toolkit": "1.19.1-1", "nvidia-container-toolkit-base": "1.19.1-1",
                                 "libnvidia-container-tools": "1.19.1-1"}
     assert have["state"]["libnvidia-container-tools"] == {"version": "1.19.1-1", "held": False}
-    pinned = dict((name, "1.19.1-*") for name in mod.ctk.PACKAGES)
-    state = mod.dpkg_state.install_state(pinned, [], have["state"], True)
-    assert state == {"install": True, "missing": ["libnvidia-container1"], "hold": sorted(mod.ctk.PACKAGES)}
+    pinned = dict((name, "1.19.1-*") for name in toolkit_host.ctk.PACKAGES)
+    state = toolkit_host.dpkg_state.install_state(pinned, [], have["state"], True)
+    assert state == {"install": True, "missing": ["libnvidia-container1"], "hold": sorted(toolkit_host.ctk.PACKAGES)}
     converged = dict((name, {"version": "1.19.1-1", "held": name != "libnvidia-container1"})
-                     for name in mod.ctk.PACKAGES)
-    assert mod.dpkg_state.install_state(pinned, [], converged, False) == {
+                     for name in toolkit_host.ctk.PACKAGES)
+    assert toolkit_host.dpkg_state.install_state(pinned, [], converged, False) == {
         "install": False, "missing": [], "hold": ["libnvidia-container1"]}
 
 
 def fake_held(version, held=True):
     """installed() of a host with the four packages at ``version`` (held or not)."""
-    packages = dict((name, version) for name in mod.ctk.PACKAGES)
-    state = dict((name, {"version": version, "held": held}) for name in mod.ctk.PACKAGES)
+    packages = dict((name, version) for name in toolkit_host.ctk.PACKAGES)
+    state = dict((name, {"version": version, "held": held}) for name in toolkit_host.ctk.PACKAGES)
     return lambda host, accept: {"packages": packages, "state": state, "versions": [version], "verdicts": {},
                                  "refused": []}
 
@@ -290,7 +291,7 @@ def fake_held(version, held=True):
 def test_resolve_of_a_converged_host_verifies_it_and_each_drift_reopens_the_gate(etc, monkeypatch):
     # The fast path: what the role would write is on the host (root:root 0644), the packages are
     # at the pin and held: converged, and the verification is made in the same round trip.
-    monkeypatch.setattr(mod, "installed", fake_held("1.19.1-1"))
+    monkeypatch.setattr(toolkit_host, "installed", fake_held("1.19.1-1"))
     plat = platform(etc)
     args = {"action": "resolve", "platform": plat,
             "inputs": inputs(engines=["crio"], cdi=False, runtime_settings={"nvidia-container-cli": {"debug": "/x.log"}})}
@@ -334,7 +335,7 @@ def test_resolve_of_a_converged_host_verifies_it_and_each_drift_reopens_the_gate
         handle.write(exc.value.args[0]["runtime_config"])
     kind, result = run(args)
     assert result["converged"]["current"] is True
-    monkeypatch.setattr(mod, "installed", fake_held("1.19.1-1", held=False))
+    monkeypatch.setattr(toolkit_host, "installed", fake_held("1.19.1-1", held=False))
     kind, result = run(args)
     assert result["converged"]["current"] is False and result["converged"]["reasons"][0].startswith("not held: ")
 
