@@ -28,7 +28,6 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import re
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure
 
 
-
 def read(path):
     if not os.path.isfile(path):
         return None
