@@ -41,6 +41,7 @@ from ansible.plugins.loader import (action_loader, connection_loader, filter_loa
                                     test_loader)
 
 COLLECTION = "gpuops.dlserver"
+PRIVATE_DIR = "__private"
 PLUGINS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # one filter or test name of each of Ansible's own plugin files (a file loads whole)
 BUILTIN_FILTERS = ("ansible.builtin.bool", "ansible.builtin.unique", "ansible.builtin.urlsplit",
@@ -50,13 +51,13 @@ LOADERS = {"action": action_loader, "filter": filter_loader, "test": test_loader
            "connection": connection_loader, "shell": shell_loader}
 
 
-def plugin_names(directory, prefix, kind="action"):
+def plugin_names(directory, prefix):
     """``prefix.<name>`` of every plugin file in ``directory`` (none when it is missing).
 
-    The collection's private plugins live in files named ``__<name>.py`` (docs/public-surface.md):
-    an action's name is its file's, a private filter file's filter is ``<name>`` (the filter loader
-    finds filters by the names a file declares, not by the file's name). Other files starting with
-    ``_`` (``__init__.py``, Ansible's own) are not plugins.
+    The collection's private plugins live in its ``__private`` subdirectory of each plugin type
+    (docs/public-surface.md) and are named ``prefix.__private.<name>``: an action's name is its
+    file's, a private filter file's filter is ``<name>`` too (each file declares the filter it is
+    named for). Files starting with ``_`` (``__init__.py``, Ansible's own) are not plugins.
     """
     try:
         files = sorted(os.listdir(directory))
@@ -64,11 +65,9 @@ def plugin_names(directory, prefix, kind="action"):
         return []
     names = []
     for name in files:
-        if not name.endswith(".py") or name == "__init__.py":
-            continue
-        if name.startswith("__") and prefix == COLLECTION:
-            names.append("%s.%s" % (prefix, name[2:-3] if kind == "filter" else name[:-3]))
-        elif not name.startswith("_"):
+        if name == PRIVATE_DIR and prefix == COLLECTION:
+            names.extend(plugin_names(os.path.join(directory, name), "%s.%s" % (prefix, PRIVATE_DIR)))
+        elif name.endswith(".py") and not name.startswith("_"):
             names.append("%s.%s" % (prefix, name[:-3]))
     return names
 
@@ -78,7 +77,7 @@ def wanted(plugins_dir=PLUGINS_DIR):
     import ansible.plugins.action as builtin_actions
     found = []
     for kind in ("action", "filter", "test", "lookup"):
-        found.extend((kind, name) for name in plugin_names(os.path.join(plugins_dir, kind), COLLECTION, kind))
+        found.extend((kind, name) for name in plugin_names(os.path.join(plugins_dir, kind), COLLECTION))
     found.extend(("action", name) for name in plugin_names(os.path.dirname(builtin_actions.__file__), "ansible.builtin"))
     found.extend(("filter", name) for name in BUILTIN_FILTERS)
     found.extend(("test", name) for name in BUILTIN_TESTS)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action gpuops.dlserver.role_inputs: a role's variables, converted once by its argument_specs."""
+"""Action gpuops.dlserver.__private.role_inputs: a role's variables, converted once by its argument_specs."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -73,7 +73,7 @@ def insecure_http_hosts(task_vars, templar):
     return url_trust.insecure_hosts_problem(value)
 
 
-ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles'))
+ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'roles'))
 _SPECS = {}
 # libyaml's parser where PyYAML has it: the argument specs are read in every forked worker, once
 # per role and host (0.14 s for all of them with the pure-Python parser, 0.01 s with libyaml)
@@ -94,11 +94,11 @@ def load_spec(role, entry_point='main', roles_dir=ROLES_DIR):
             with open(path) as handle:
                 data = read_yaml(handle) or {}
         except (IOError, OSError) as exc:
-            raise AnsibleError('gpuops.dlserver.role_inputs: cannot read the argument spec of role %s (%s): %s'
+            raise AnsibleError('gpuops.dlserver.__private.role_inputs: cannot read the argument spec of role %s (%s): %s'
                                % (role, path, exc))
         entry = (data.get('argument_specs') or {}).get(entry_point)
         if entry is None:
-            raise AnsibleError('gpuops.dlserver.role_inputs: role %s has no entry point %s in %s'
+            raise AnsibleError('gpuops.dlserver.__private.role_inputs: role %s has no entry point %s in %s'
                                % (role, entry_point, path))
         _SPECS[key] = entry.get('options') or {}
     return _SPECS[key]

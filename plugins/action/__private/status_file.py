@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action gpuops.dlserver.__status_file: ask the host once per run, answer the rest here.
+"""Action gpuops.dlserver.__private.status_file: ask the host once per run, answer the rest here.
 
 Every role of the collection ends with this step (common/tasks/status.yml), and site.yml's first
 play records the plan with it. The module writes a file only when its bytes or attributes
@@ -111,7 +111,7 @@ class ActionModule(ActionBase):
             if published:
                 result.update(ansible_facts=published, _ansible_facts_cacheable=False)
             return result
-        module = self._execute_module(module_name='gpuops.dlserver.__status_file', module_args=args, task_vars=task_vars)
+        module = self._execute_module(module_name='gpuops.dlserver.__private.status_file', module_args=args, task_vars=task_vars)
         states = module.pop('files', None)
         result.update(module)
         if not module.get('failed') and isinstance(states, dict):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.cuda_repository: NVIDIA's CUDA repository of a host.
+"""Filter gpuops.dlserver.__private.cuda_repository: NVIDIA's CUDA repository of a host.
 
 One filter per file, so that the file name is the filter name; the code is
 ``plugins/module_utils/packages/cuda_repos.py`` (the collection's one table).
@@ -39,14 +39,14 @@ options:
 
 EXAMPLES = r"""
 - name: Read the collection's CUDA repository variables (gpuops_cuda_repo_*), converted
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: common
     entry_point: cuda_repo
     fact: cuda_repo_inputs
 
 - name: The CUDA repository of this host
   ansible.builtin.set_fact:
-    cuda_repo: "{{ cuda_repo_inputs | gpuops.dlserver.cuda_repository(ansible_facts) }}"
+    cuda_repo: "{{ cuda_repo_inputs | gpuops.dlserver.__private.cuda_repository(ansible_facts) }}"
 
 - name: Show it
   ansible.builtin.debug:
@@ -73,11 +73,11 @@ def cuda_repository(inputs, facts):
             'distribution': facts.get('distribution'), 'major': facts.get('distribution_major_version'),
             'version': facts.get('distribution_version'), 'architecture': facts.get('architecture')})
     except ValueError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.cuda_repository: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.cuda_repository: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.cuda_repository."""
+    """gpuops.dlserver.__private.cuda_repository."""
 
     def filters(self):
         return {'cuda_repository': cuda_repository}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.cuda_toolkit_nccl: the exact NCCL version for the default CUDA toolkit.
+"""Filter gpuops.dlserver.__private.cuda_toolkit_nccl: the exact NCCL version for the default CUDA toolkit.
 
 One filter per file, so that the file name is the filter name; the code is
 ``plugins/module_utils/cuda/nccl.py``.
@@ -47,7 +47,7 @@ EXAMPLES = r"""
 
 - name: Install NCCL built for CUDA 12.6
   ansible.builtin.apt:
-    name: "{{ (nccl_policy.stdout | gpuops.dlserver.cuda_toolkit_nccl({'packages': ['libnccl2', 'libnccl-dev'],
+    name: "{{ (nccl_policy.stdout | gpuops.dlserver.__private.cuda_toolkit_nccl({'packages': ['libnccl2', 'libnccl-dev'],
                                                                          'cuda': '12.6'})).install }}"
 """
 
@@ -66,17 +66,17 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import nccl
 
 def cuda_toolkit_nccl(policy, wanted):
     if not isinstance(policy, str) or not isinstance(wanted, dict):
-        raise AnsibleFilterError("gpuops.dlserver.cuda_toolkit_nccl: needs the apt-cache policy output (a string) and "
+        raise AnsibleFilterError("gpuops.dlserver.__private.cuda_toolkit_nccl: needs the apt-cache policy output (a string) and "
                                  "the plan's nccl decision (a dict), got %r and %r"
                                  % (type(policy).__name__, type(wanted).__name__))
     try:
         return nccl.pick(policy, wanted)
     except (ValueError, TypeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.cuda_toolkit_nccl: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.cuda_toolkit_nccl: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.cuda_toolkit_nccl."""
+    """gpuops.dlserver.__private.cuda_toolkit_nccl."""
 
     def filters(self):
         return {'cuda_toolkit_nccl': cuda_toolkit_nccl}

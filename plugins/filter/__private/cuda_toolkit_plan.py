@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.cuda_toolkit_plan: the cuda_toolkit role's decisions on one host.
+"""Filter gpuops.dlserver.__private.cuda_toolkit_plan: the cuda_toolkit role's decisions on one host.
 
 One filter per file, so that the file name is the filter name; the code is
 ``plugins/module_utils/cuda/toolkit.py``.
@@ -62,7 +62,7 @@ EXAMPLES = r"""
     cuda_plan: >-
       {{ {'source': 'cuda_repo', 'versions': ['12.4', '12.6'], 'default': '12.6', 'driver_compat': 'minor',
           'status_file': '/etc/gpuops/cuda_toolkit.json'}
-         | gpuops.dlserver.cuda_toolkit_plan({'distribution': 'Debian', 'major': '12'},
+         | gpuops.dlserver.__private.cuda_toolkit_plan({'distribution': 'Debian', 'major': '12'},
                                              {'version': '580.95.05', 'loaded': true, 'branch': '580'},
                                              ansible_facts.packages.keys() | list) }}
 """
@@ -83,16 +83,16 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolki
 
 def cuda_toolkit_plan(inputs, platform, driver, installed, gpu_count=0, in_container=False):
     if not isinstance(inputs, dict):
-        raise AnsibleFilterError('gpuops.dlserver.cuda_toolkit_plan: the inputs must be a dict, got %r' % (inputs,))
+        raise AnsibleFilterError('gpuops.dlserver.__private.cuda_toolkit_plan: the inputs must be a dict, got %r' % (inputs,))
     try:
         return toolkit.plan(inputs, platform or {}, driver or {}, list(installed or []), int(gpu_count or 0),
                             bool(in_container))
     except (ValueError, TypeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.cuda_toolkit_plan: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.cuda_toolkit_plan: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.cuda_toolkit_plan."""
+    """gpuops.dlserver.__private.cuda_toolkit_plan."""
 
     def filters(self):
         return {'cuda_toolkit_plan': cuda_toolkit_plan}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.cuda_toolkit_verify: what the cuda_toolkit role's verify step found.
+"""Filter gpuops.dlserver.__private.cuda_toolkit_verify: what the cuda_toolkit role's verify step found.
 
 One filter per file, so that the file name is the filter name; the code is
 ``plugins/module_utils/cuda/verify.py``.
@@ -19,7 +19,7 @@ short_description: Each CUDA toolkit's nvcc release, the check program's compile
 description:
   - Reads the registered results of the cuda_toolkit role's verify tasks (C(nvcc --version), the compile of
     the check program with each nvcc, and its run where a GPU and a loaded driver are present) against the
-    role's decisions (C(gpuops.dlserver.cuda_toolkit_plan)).
+    role's decisions (C(gpuops.dlserver.__private.cuda_toolkit_plan)).
   - Returns C(ok), the C(problems) (each naming the toolkit and what it printed) and one record per toolkit
     that says whether the program was only compiled or also ran, and why.
 positional: _input, resolved
@@ -37,7 +37,7 @@ options:
 EXAMPLES = r"""
 - name: Record what verify found
   ansible.builtin.set_fact:
-    verified: "{{ {'nvcc': nvcc.results, 'compiled': compiled.results, 'ran': ran.results} | gpuops.dlserver.cuda_toolkit_verify(resolved) }}"
+    verified: "{{ {'nvcc': nvcc.results, 'compiled': compiled.results, 'ran': ran.results} | gpuops.dlserver.__private.cuda_toolkit_verify(resolved) }}"
 """
 
 RETURN = r"""
@@ -53,16 +53,16 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import verify
 
 def cuda_toolkit_verify(registered, resolved):
     if not isinstance(registered, dict) or not isinstance(resolved, dict):
-        raise AnsibleFilterError('gpuops.dlserver.cuda_toolkit_verify: the registered results and the decisions '
+        raise AnsibleFilterError('gpuops.dlserver.__private.cuda_toolkit_verify: the registered results and the decisions '
                                  'must be dicts, got %r and %r' % (type(registered).__name__, type(resolved).__name__))
     try:
         return verify.record(registered, resolved)
     except (KeyError, TypeError, AttributeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.cuda_toolkit_verify: malformed input: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.cuda_toolkit_verify: malformed input: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.cuda_toolkit_verify."""
+    """gpuops.dlserver.__private.cuda_toolkit_verify."""
 
     def filters(self):
         return {'cuda_toolkit_verify': cuda_toolkit_verify}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.dcgm_exporter_config.
+"""Filter gpuops.dlserver.__private.dcgm_exporter_config.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list); the documentation is below, the rules are in ``plugins/module_utils/``.
@@ -57,14 +57,14 @@ options:
 EXAMPLES = r"""
 # gpuops_gpu and gpuops_plan come from gpuops.dlserver.gpu_facts and gpuops.dlserver.host_plan
 - name: Read dcgm_exporter's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: dcgm_exporter
     fact: dcgm_inputs
 
 - name: Decide the counters, command line and packages
   ansible.builtin.set_fact:
     dcgm_config: >-
-      {{ dcgm_inputs | gpuops.dlserver.dcgm_exporter_config(gpuops_plan, gpuops_gpu,
+      {{ dcgm_inputs | gpuops.dlserver.__private.dcgm_exporter_config(gpuops_plan, gpuops_gpu,
                                                             {'config_dir': '/etc/dcgm-exporter'}) }}
 
 - name: The metrics this host will serve
@@ -160,20 +160,20 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import 
 def dcgm_exporter_config(inputs, plan, gpu=None, platform=None, strict=True):
     """Return the dcgm_exporter decisions for ``inputs`` (the role's typed variables) and ``plan``."""
     if not isinstance(inputs, dict):
-        raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_config: the inputs must be a dictionary '
+        raise AnsibleFilterError('gpuops.dlserver.__private.dcgm_exporter_config: the inputs must be a dictionary '
                                  '(the fact __dcgm_exporter), got %s' % type(inputs).__name__)
     if not isinstance(plan, dict):
-        raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_config: the plan must be a dictionary '
+        raise AnsibleFilterError('gpuops.dlserver.__private.dcgm_exporter_config: the plan must be a dictionary '
                                  '(gpuops_plan), got %s' % type(plan).__name__)
     result = decide(plain(inputs), plain(plan), plain(gpu) or {}, plain(platform) or {})
     if result['errors'] and strict:
-        raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_config: %s'
+        raise AnsibleFilterError('gpuops.dlserver.__private.dcgm_exporter_config: %s'
                                  % '; '.join(e['message'] for e in result['errors']))
     return result
 
 
 class FilterModule(object):
-    """gpuops.dlserver.dcgm_exporter_config."""
+    """gpuops.dlserver.__private.dcgm_exporter_config."""
 
     def filters(self):
         return {'dcgm_exporter_config': dcgm_exporter_config}

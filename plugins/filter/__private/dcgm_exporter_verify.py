@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.dcgm_exporter_verify.
+"""Filter gpuops.dlserver.__private.dcgm_exporter_verify.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list); the documentation is below, the rules are in ``plugins/module_utils/``.
@@ -18,7 +18,7 @@ version_added: 0.1.0
 short_description: Compare what dcgm-exporter serves with its counters file
 description:
 - Takes the text of the exporter's C(/metrics) page and the metric names the counters file lists (C(metric_names)
-  of the filter C(gpuops.dlserver.dcgm_exporter_config)).
+  of the filter C(gpuops.dlserver.__private.dcgm_exporter_config)).
 - The result is ok when at least one C(DCGM_FI_*) metric is served and every one served is listed. Listed
   fields that are not served (fields the GPUs do not support are left out by dcgm-exporter) are reported,
   not failed.
@@ -44,7 +44,7 @@ EXAMPLES = r"""
 
 - name: Compare the page with the metrics the exporter should serve
   ansible.builtin.assert:
-    that: (dcgm_page.content | gpuops.dlserver.dcgm_exporter_verify(expected)).ok
+    that: (dcgm_page.content | gpuops.dlserver.__private.dcgm_exporter_verify(expected)).ok
   vars:
     expected: [DCGM_FI_DEV_GPU_TEMP, DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_XID_ERRORS]
 """
@@ -84,16 +84,16 @@ def dcgm_exporter_verify(text, expected):
     """Compare the exporter's /metrics text with the metric names of the counters file."""
     text, expected = plain(text), plain(expected)
     if text is not None and not isinstance(text, str):
-        raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_verify: the /metrics page must be text, got %r'
+        raise AnsibleFilterError('gpuops.dlserver.__private.dcgm_exporter_verify: the /metrics page must be text, got %r'
                                  % type(text).__name__)
     if expected is not None and (not isinstance(expected, list) or not all(isinstance(n, str) for n in expected)):
-        raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_verify: expected (the counters file\'s metric_names) '
+        raise AnsibleFilterError('gpuops.dlserver.__private.dcgm_exporter_verify: expected (the counters file\'s metric_names) '
                                  'must be a list of names, got %r' % (expected,))
     return verify_metrics(text or '', expected or [])
 
 
 class FilterModule(object):
-    """gpuops.dlserver.dcgm_exporter_verify."""
+    """gpuops.dlserver.__private.dcgm_exporter_verify."""
 
     def filters(self):
         return {'dcgm_exporter_verify': dcgm_exporter_verify}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.dcgm_exporter_verify_when.
+"""Filter gpuops.dlserver.__private.dcgm_exporter_verify_when.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list); the documentation is below, the rules are in ``plugins/module_utils/``.
@@ -48,7 +48,7 @@ EXAMPLES = r"""
   ansible.builtin.uri:
     url: http://localhost:9400/metrics
   check_mode: false
-  when: (verify_results | gpuops.dlserver.dcgm_exporter_verify_when(ansible_check_mode)).run
+  when: (verify_results | gpuops.dlserver.__private.dcgm_exporter_verify_when(ansible_check_mode)).run
   vars:
     verify_results:
       unit: "{{ unit_written }}"
@@ -82,11 +82,11 @@ def dcgm_exporter_verify_when(results, check_mode):
     try:
         return verify_when(plain(results), plain(check_mode))
     except VerifyError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.dcgm_exporter_verify_when: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.dcgm_exporter_verify_when: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.dcgm_exporter_verify_when."""
+    """gpuops.dlserver.__private.dcgm_exporter_verify_when."""
 
     def filters(self):
         return {'dcgm_exporter_verify_when': dcgm_exporter_verify_when}

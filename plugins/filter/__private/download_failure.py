@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.download_failure: the message of a failed download, naming the URL that failed.
+"""Filter gpuops.dlserver.__private.download_failure: the message of a failed download, naming the URL that failed.
 
 One filter per file, so that the file name is the filter name; the code is
 ``plugins/module_utils/core/download_failure.py``.
@@ -40,7 +40,7 @@ EXAMPLES = r"""
 - name: Name the URL that failed
   ansible.builtin.fail:
     msg: >-
-      {{ ansible_failed_result | gpuops.dlserver.download_failure({'node_exporter_binary_url': tarball_url,
+      {{ ansible_failed_result | gpuops.dlserver.__private.download_failure({'node_exporter_binary_url': tarball_url,
          'node_exporter_checksums_url': checksums_url}, 'nothing on the host was changed') }}
   vars:
     tarball_url: http://mirror.example/files/node_exporter/1.9.1/node_exporter-1.9.1.linux-amd64.tar.gz
@@ -62,11 +62,11 @@ def download_failure(result, urls, role_text):
     try:
         return message(result, urls, str(role_text))
     except ValueError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.download_failure: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.download_failure: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.download_failure."""
+    """gpuops.dlserver.__private.download_failure."""
 
     def filters(self):
         return {'download_failure': download_failure}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.driver_rollback: what the rolling driver upgrade does with a host after
+"""Filter gpuops.dlserver.__private.driver_rollback: what the rolling driver upgrade does with a host after
 its upgrade and validation. The code is ``plugins/module_utils/plan/rollback.py``."""
 
 from __future__ import absolute_import, division, print_function
@@ -69,11 +69,11 @@ options:
 EXAMPLES = r"""
 - name: Decide what happens to the host
   ansible.builtin.debug:
-    msg: "{{ '580.95.05' | gpuops.dlserver.driver_rollback('580.105.08', 'fail', ['580.105.08', '580.95.05']) }}"
+    msg: "{{ '580.95.05' | gpuops.dlserver.__private.driver_rollback('580.105.08', 'fail', ['580.105.08', '580.95.05']) }}"
   # action: rollback, version: 580.95.05, uncordon: false, reason: "validation failed on driver 580.105.08; ..."
 - name: The same host after its rollback, read back from the status file
   ansible.builtin.debug:
-    msg: "{{ decision | gpuops.dlserver.driver_rollback('580.95.05', '', rolled_back=true) }}"
+    msg: "{{ decision | gpuops.dlserver.__private.driver_rollback('580.95.05', '', rolled_back=true) }}"
   # reason: "...; rolled back to the previous version 580.95.05 (the status file reads 580.95.05): ..."
 """
 
@@ -97,11 +97,11 @@ def driver_rollback(previous, target, verdict='', carried=None, summary='', even
             return _rolled_back(previous, target, verdict)
         return decide(previous, target, verdict, carried if carried is not None else [], summary, events)
     except (TypeError, ValueError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.driver_rollback: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.driver_rollback: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.driver_rollback."""
+    """gpuops.dlserver.__private.driver_rollback."""
 
     def filters(self):
         return {'driver_rollback': driver_rollback}

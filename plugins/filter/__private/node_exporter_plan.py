@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.node_exporter_plan.
+"""Filter gpuops.dlserver.__private.node_exporter_plan.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list); the documentation is below, the rules are in ``plugins/module_utils/``.
@@ -50,25 +50,25 @@ options:
     type: str
     required: true
   node:
-    description: What M(gpuops.dlserver.__node_exporter_host) read on the host (its C(node)).
+    description: What M(gpuops.dlserver.__private.node_exporter_host) read on the host (its C(node)).
     type: dict
     required: false
 """
 
 EXAMPLES = r"""
 - name: Read node_exporter's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: node_exporter
     fact: node_exporter_inputs
 
 - name: Read what node_exporter needs of the host
-  gpuops.dlserver.__node_exporter_host:
+  gpuops.dlserver.__private.node_exporter_host:
   register: node_read
 
 - name: Decide
   ansible.builtin.set_fact:
     node_exporter_decision: >-
-      {{ node_exporter_inputs | gpuops.dlserver.node_exporter_plan(platform, inventory_hostname,
+      {{ node_exporter_inputs | gpuops.dlserver.__private.node_exporter_plan(platform, inventory_hostname,
                                                                    ansible_facts['architecture'], node_read.node) }}
   vars:
     platform: {name: Debian 12, package: prometheus-node-exporter, package_binary: /usr/bin/prometheus-node-exporter,
@@ -96,10 +96,10 @@ def node_exporter_plan(inputs, platform, host, arch, node=None):
     try:
         result = _node_exporter.decide(dict(inputs), dict(platform), str(host), str(arch), dict(node or {}))
     except ImportError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.node_exporter_plan: node_exporter_basic_auth_users needs the '
+        raise AnsibleFilterError('gpuops.dlserver.__private.node_exporter_plan: node_exporter_basic_auth_users needs the '
                                  'Python package bcrypt on the controller (pip install bcrypt): %s' % exc)
     except (TypeError, ValueError, KeyError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.node_exporter_plan: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.node_exporter_plan: %s' % exc)
     if result.get('errors'):
         raise AnsibleFilterError('gpuops.dlserver.node_exporter: bad input, nothing was changed: %s'
                                  % '; '.join(result['errors']))
@@ -107,7 +107,7 @@ def node_exporter_plan(inputs, platform, host, arch, node=None):
 
 
 class FilterModule(object):
-    """gpuops.dlserver.node_exporter_plan."""
+    """gpuops.dlserver.__private.node_exporter_plan."""
 
     def filters(self):
         return {'node_exporter_plan': node_exporter_plan}

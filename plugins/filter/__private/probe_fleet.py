@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.probe_fleet: the fleet's read-only report (playbooks/probe.yml).
+"""Filter gpuops.dlserver.__private.probe_fleet: the fleet's read-only report (playbooks/probe.yml).
 
 One filter per file, so that the file name is the filter name; the code is
 ``plugins/module_utils/plan/probe_report.py``.
@@ -17,7 +17,7 @@ author: gpuops.dlserver contributors
 version_added: 0.2.0
 short_description: The fleet's read-only report - one line per host, then per role, and the JSON document
 description:
-  - Gathers the per-host reports of P(gpuops.dlserver.probe_report#filter) that C(playbooks/probe.yml) published
+  - Gathers the per-host reports of P(gpuops.dlserver.__private.probe_report#filter) that C(playbooks/probe.yml) published
     as C(gpuops_probe) into one document - C(hosts) (report per host), C(missing) (hosts without a report, which
     failed or were unreachable), C(changes) and C(reboots) (the hosts a run would change or reboot),
     and C(table), the lines the playbook prints.
@@ -38,7 +38,7 @@ options:
 EXAMPLES = r"""
 - name: Print the fleet's report
   ansible.builtin.debug:
-    msg: "{{ (hostvars | gpuops.dlserver.probe_fleet(ansible_play_hosts_all)).table }}"
+    msg: "{{ (hostvars | gpuops.dlserver.__private.probe_fleet(ansible_play_hosts_all)).table }}"
   run_once: true
 """
 
@@ -65,11 +65,11 @@ def probe_fleet(hostvars, hosts):
                 reports[host] = None
         return fleet_report(reports, list(hosts))
     except ReportError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.probe_fleet: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.probe_fleet: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.probe_fleet."""
+    """gpuops.dlserver.__private.probe_fleet."""
 
     def filters(self):
         return {'probe_fleet': probe_fleet}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.probe_report: one host's read-only report (playbooks/probe.yml).
+"""Filter gpuops.dlserver.__private.probe_report: one host's read-only report (playbooks/probe.yml).
 
 One filter per file, so that the file name is the filter name; the code is
 ``plugins/module_utils/plan/probe_report.py``.
@@ -21,7 +21,7 @@ description:
     installed driver, whether the plan is free of conflicts, and per role whether a run would run it,
     change something (C(true), C(false), or C(null) where the probe did not look that deep) and reboot.
   - The driver role is inspected deeply - its read of the host and the repositories (module
-    M(gpuops.dlserver.__nvidia_driver_host), action C(resolve), in check mode) says which version it would
+    M(gpuops.dlserver.__private.nvidia_driver_host), action C(resolve), in check mode) says which version it would
     install and whether a reboot would follow. Reboots already pending from earlier runs come from the
     host's reboot marker (C(/run/gpuops/reboot-required)).
   - node_exporter is inspected with its own decision on the host (O(node_exporter)) - whether the role
@@ -42,7 +42,7 @@ options:
     type: str
     required: true
   resolved:
-    description: The result of C(gpuops.dlserver.__nvidia_driver_host) (action C(resolve)) on the host, or C({})
+    description: The result of C(gpuops.dlserver.__private.nvidia_driver_host) (action C(resolve)) on the host, or C({})
       when the driver role was not inspected.
     type: dict
     required: false
@@ -67,7 +67,7 @@ options:
 EXAMPLES = r"""
 - name: Build this host's report
   ansible.builtin.set_fact:
-    gpuops_probe: "{{ gpuops_plan | gpuops.dlserver.probe_report(inventory_hostname, driver_read, marker_text) }}"
+    gpuops_probe: "{{ gpuops_plan | gpuops.dlserver.__private.probe_report(inventory_hostname, driver_read, marker_text) }}"
   vars:
     driver_read: {}
     marker_text: "nvidia_driver: driver 580.95.05 is loaded: driver 580.105.08 needs a reboot"
@@ -101,11 +101,11 @@ def probe_report(plan, host, resolved=None, marker=None, settings=None, node_exp
             read['release_error'] = release_failure(read.get('release_error'))
         return host_report(host, plan, resolved or None, marker, settings or None, read)
     except ReportError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.probe_report: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.probe_report: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.probe_report."""
+    """gpuops.dlserver.__private.probe_report."""
 
     def filters(self):
         return {'probe_report': probe_report}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.prometheus_config.
+"""Filter gpuops.dlserver.__private.prometheus_config.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list); the documentation is below, the rules are in ``plugins/module_utils/``.
@@ -32,13 +32,13 @@ options:
 
 EXAMPLES = r"""
 - name: Read the prometheus role's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: prometheus
     fact: prometheus_inputs
 
 - name: Render prometheus.yml
   ansible.builtin.copy:
-    content: "{{ prometheus_inputs | gpuops.dlserver.prometheus_config | to_nice_yaml }}"
+    content: "{{ prometheus_inputs | gpuops.dlserver.__private.prometheus_config | to_nice_yaml }}"
     dest: /etc/prometheus/prometheus.yml
     mode: "0644"
 """
@@ -56,16 +56,16 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import 
 
 def prometheus_config(inputs):
     if not isinstance(inputs, dict):
-        raise AnsibleFilterError('gpuops.dlserver.prometheus_config: the inputs (__prometheus) must be a dict, got %r'
+        raise AnsibleFilterError('gpuops.dlserver.__private.prometheus_config: the inputs (__prometheus) must be a dict, got %r'
                                  % type(inputs).__name__)
     errors = _prometheus.check_inputs(dict(inputs))
     if errors:
-        raise AnsibleFilterError('gpuops.dlserver.prometheus_config: ' + '; '.join(errors))
+        raise AnsibleFilterError('gpuops.dlserver.__private.prometheus_config: ' + '; '.join(errors))
     return _prometheus.scrape_config(dict(inputs))
 
 
 class FilterModule(object):
-    """gpuops.dlserver.prometheus_config."""
+    """gpuops.dlserver.__private.prometheus_config."""
 
     def filters(self):
         return {'prometheus_config': prometheus_config}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.prometheus_targets.
+"""Filter gpuops.dlserver.__private.prometheus_targets.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list); the documentation is below, the rules are in ``plugins/module_utils/``.
@@ -47,7 +47,7 @@ options:
 EXAMPLES = r"""
 - name: Targets of every host
   ansible.builtin.set_fact:
-    targets: "{{ hostvars | gpuops.dlserver.prometheus_targets(groups['all'], 'gpu_nodes') }}"
+    targets: "{{ hostvars | gpuops.dlserver.__private.prometheus_targets(groups['all'], 'gpu_nodes') }}"
 """
 
 RETURN = r"""
@@ -74,7 +74,7 @@ def prometheus_targets(hostvars, hosts, dcgm_group):
     except ValueError as exc:
         raise AnsibleFilterError(str(exc))
     except (TypeError, KeyError, AttributeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.prometheus_targets: hostvars must map every host of hosts to its '
+        raise AnsibleFilterError('gpuops.dlserver.__private.prometheus_targets: hostvars must map every host of hosts to its '
                                  'variables (%s: %s)' % (type(exc).__name__, exc))
     return {'hosts': dict((e['name'], {'node_exporter': e['node_exporter'], 'dcgm_exporter': e['dcgm_exporter']})
                           for e in entries),
@@ -82,7 +82,7 @@ def prometheus_targets(hostvars, hosts, dcgm_group):
 
 
 class FilterModule(object):
-    """gpuops.dlserver.prometheus_targets."""
+    """gpuops.dlserver.__private.prometheus_targets."""
 
     def filters(self):
         return {'prometheus_targets': prometheus_targets}

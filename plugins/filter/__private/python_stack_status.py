@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.python_stack_status.
+"""Filter gpuops.dlserver.__private.python_stack_status.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list); the documentation is below, the rules are in ``plugins/module_utils/``.
@@ -24,11 +24,11 @@ description:
 positional: _input, verified, verify_enabled
 options:
   _input:
-    description: The result of M(gpuops.dlserver.__python_stack_host) with C(action=plan).
+    description: The result of M(gpuops.dlserver.__private.python_stack_host) with C(action=plan).
     type: dict
     required: true
   verified:
-    description: The registered loop of M(gpuops.dlserver.__python_stack_host) with C(action=verify).
+    description: The registered loop of M(gpuops.dlserver.__private.python_stack_host) with C(action=verify).
     type: dict
     default: {}
   verify_enabled:
@@ -40,7 +40,7 @@ options:
 EXAMPLES = r"""
 - name: Record the decisions and the verification
   ansible.builtin.set_fact:
-    python_stack_status: "{{ plan | gpuops.dlserver.python_stack_status(verified, true) }}"
+    python_stack_status: "{{ plan | gpuops.dlserver.__private.python_stack_status(verified, true) }}"
 """
 
 RETURN = r"""
@@ -60,11 +60,11 @@ def python_stack_status(plan, verified=None, verify_enabled=True):
         # plain(): a skipped registered result is copied without its deprecated skipped_reason
         return status(dict(plain(plan)), dict(plain(verified) or {}), bool(verify_enabled))
     except (TypeError, KeyError, ValueError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.python_stack_status: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.python_stack_status: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.python_stack_status."""
+    """gpuops.dlserver.__private.python_stack_status."""
 
     def filters(self):
         return {'python_stack_status': python_stack_status}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.reboot_lab_container: TEST-ONLY, a lab container's reboot decision under
+"""Filter gpuops.dlserver.__private.reboot_lab_container: TEST-ONLY, a lab container's reboot decision under
 the lab's switch gpuops_lab_container_reboot.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
@@ -51,7 +51,7 @@ options:
 EXAMPLES = r"""
 - name: TEST-ONLY - the decision as the lab's switch makes it
   ansible.builtin.debug:
-    msg: "{{ decision | gpuops.dlserver.reboot_lab_container(20, true, true) }}"
+    msg: "{{ decision | gpuops.dlserver.__private.reboot_lab_container(20, true, true) }}"
   vars:
     decision: {needed: true, action: skipped, timeout: 1800,
                reason: "driver 470.223.02 is loaded: driver 580.95.05 needs a reboot; not rebooted: running in a container"}
@@ -75,11 +75,11 @@ def reboot_lab_container(decision, seconds, in_container, lab_node):
     try:
         return lab_container(dict(decision), seconds, in_container, lab_node)
     except (TypeError, ValueError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.reboot_lab_container: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.reboot_lab_container: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.reboot_lab_container."""
+    """gpuops.dlserver.__private.reboot_lab_container."""
 
     def filters(self):
         return {'reboot_lab_container': reboot_lab_container}

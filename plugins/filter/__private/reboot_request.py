@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.reboot_request: add a role's reboot decision to the host's single request.
+"""Filter gpuops.dlserver.__private.reboot_request: add a role's reboot decision to the host's single request.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the code is
@@ -43,7 +43,7 @@ options:
 EXAMPLES = r"""
 - name: Add the reboot of os_tuning to the request
   ansible.builtin.set_fact:
-    gpuops_reboot: "{{ gpuops_reboot | default({}) | gpuops.dlserver.reboot_request('os_tuning', decision) }}"
+    gpuops_reboot: "{{ gpuops_reboot | default({}) | gpuops.dlserver.__private.reboot_request('os_tuning', decision) }}"
   vars:
     decision: {needed: true, action: reboot, reason: "iommu=pt is not active", timeout: 1800}
 """
@@ -65,11 +65,11 @@ def reboot_request(current, role, decision):
     try:
         return add_request(current, str(role), dict(decision))
     except (TypeError, ValueError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.reboot_request: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.reboot_request: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.reboot_request."""
+    """gpuops.dlserver.__private.reboot_request."""
 
     def filters(self):
         return {'reboot_request': reboot_request}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.reboot_served: the host's reboot request after the reboot ran.
+"""Filter gpuops.dlserver.__private.reboot_served: the host's reboot request after the reboot ran.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the code is
@@ -31,7 +31,7 @@ options:
 EXAMPLES = r"""
 - name: Forget the served requests
   ansible.builtin.set_fact:
-    gpuops_reboot: "{{ gpuops_reboot | gpuops.dlserver.reboot_served }}"
+    gpuops_reboot: "{{ gpuops_reboot | gpuops.dlserver.__private.reboot_served }}"
 """
 
 RETURN = r"""
@@ -47,16 +47,16 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.reboot import
 
 def reboot_served(current):
     if not isinstance(current, dict):
-        raise AnsibleFilterError('gpuops.dlserver.reboot_served: gpuops_reboot must be a dict, got %r'
+        raise AnsibleFilterError('gpuops.dlserver.__private.reboot_served: gpuops_reboot must be a dict, got %r'
                                  % type(current).__name__)
     try:
         return served(current)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.reboot_served: gpuops_reboot: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.reboot_served: gpuops_reboot: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.reboot_served."""
+    """gpuops.dlserver.__private.reboot_served."""
 
     def filters(self):
         return {'reboot_served': reboot_served}

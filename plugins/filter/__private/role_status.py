@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.role_status.
+"""Filter gpuops.dlserver.__private.role_status.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
 list); the documentation is below, the rules are in ``plugins/module_utils/``.
@@ -41,13 +41,13 @@ options:
 
 EXAMPLES = r"""
 - name: Read nvidia_driver's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: nvidia_driver
     fact: driver_inputs
 
 - name: The status record of the role's decisions
   ansible.builtin.set_fact:
-    nvidia_driver_status: "{{ parts | gpuops.dlserver.role_status('nvidia_driver') }}"
+    nvidia_driver_status: "{{ parts | gpuops.dlserver.__private.role_status('nvidia_driver') }}"
   vars:
     parts:
       plan: "{{ gpuops_plan }}"
@@ -70,11 +70,11 @@ def role_status(parts, role):
     try:
         return build(str(role), parts)
     except (StatusError, TypeError, KeyError, AttributeError) as exc:
-        raise AnsibleFilterError("gpuops.dlserver.role_status: %s" % exc)
+        raise AnsibleFilterError("gpuops.dlserver.__private.role_status: %s" % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.role_status."""
+    """gpuops.dlserver.__private.role_status."""
 
     def filters(self):
         return {"role_status": role_status}

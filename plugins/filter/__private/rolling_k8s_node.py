@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.rolling_k8s_node: whether the rolling driver upgrade drains a host as a
+"""Filter gpuops.dlserver.__private.rolling_k8s_node: whether the rolling driver upgrade drains a host as a
 Kubernetes node, and under which name. The code is ``plugins/module_utils/plan/drain.py``."""
 
 from __future__ import absolute_import, division, print_function
@@ -16,7 +16,7 @@ short_description: Whether a host is a Kubernetes node to cordon and drain, and 
 description:
   - Used by C(playbooks/rolling_driver_upgrade.yml), host by host; its first play has already refused
     the run when a Kubernetes cluster is configured and a host is not mapped (filter
-    C(gpuops.dlserver.rolling_k8s_nodes)).
+    C(gpuops.dlserver.__private.rolling_k8s_nodes)).
   - A host is drained when the inventory names its node (C(gpuops_k8s_node_name)), puts it in the
     Kubernetes group, or sets C(gpuops_k8s_drain=true); the node name is C(gpuops_k8s_node_name), else
     the host's name as the system reports it. C(gpuops_k8s_drain=false) opts the host out, whatever
@@ -45,7 +45,7 @@ options:
 EXAMPLES = r"""
 - name: Name the host's Kubernetes node
   ansible.builtin.debug:
-    msg: "{{ '' | gpuops.dlserver.rolling_k8s_node('gpu-07', true) }}"
+    msg: "{{ '' | gpuops.dlserver.__private.rolling_k8s_node('gpu-07', true) }}"
   # drain: true, name: gpu-07, reason: "Kubernetes node gpu-07 (from the host's name)"
 """
 
@@ -64,11 +64,11 @@ def rolling_k8s_node(node_name, hostname, in_k8s_group, drain=None):
     try:
         return host_node(node_name, hostname, bool(in_k8s_group), drain)
     except (TypeError, ValueError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.rolling_k8s_node: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.rolling_k8s_node: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.rolling_k8s_node."""
+    """gpuops.dlserver.__private.rolling_k8s_node."""
 
     def filters(self):
         return {'rolling_k8s_node': rolling_k8s_node}

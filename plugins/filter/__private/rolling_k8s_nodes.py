@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.rolling_k8s_nodes: the drain decision of every host of a rolling driver
+"""Filter gpuops.dlserver.__private.rolling_k8s_nodes: the drain decision of every host of a rolling driver
 upgrade, and whether it may start. The code is ``plugins/module_utils/plan/drain.py``."""
 
 from __future__ import absolute_import, division, print_function
@@ -55,7 +55,7 @@ EXAMPLES = r"""
     that: drains.ok
     fail_msg: "{{ drains.message }}"
   vars:
-    drains: "{{ ansible_play_hosts | gpuops.dlserver.rolling_k8s_nodes(hostvars, groups, '', 'k8s_nodes') }}"
+    drains: "{{ ansible_play_hosts | gpuops.dlserver.__private.rolling_k8s_nodes(hostvars, groups, '', 'k8s_nodes') }}"
 """
 
 RETURN = r"""
@@ -91,14 +91,14 @@ def rolling_k8s_nodes(hosts, hostvars, groups, kubeconfig, group='k8s_nodes'):
             raise ValueError(result['message'])
         return result
     except ValueError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.rolling_k8s_nodes: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.rolling_k8s_nodes: %s' % exc)
     except (TypeError, KeyError, AttributeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.rolling_k8s_nodes: hostvars and groups must be those of the '
+        raise AnsibleFilterError('gpuops.dlserver.__private.rolling_k8s_nodes: hostvars and groups must be those of the '
                                  'inventory (%s: %s)' % (type(exc).__name__, exc))
 
 
 class FilterModule(object):
-    """gpuops.dlserver.rolling_k8s_nodes."""
+    """gpuops.dlserver.__private.rolling_k8s_nodes."""
 
     def filters(self):
         return {'rolling_k8s_nodes': rolling_k8s_nodes}

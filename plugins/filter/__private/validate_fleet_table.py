@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.validate_fleet_table: the fleet table at the end of playbooks/validate.yml.
+"""Filter gpuops.dlserver.__private.validate_fleet_table: the fleet table at the end of playbooks/validate.yml.
 
 One filter per file; the code is ``plugins/module_utils/validate/report.py``.
 """
@@ -33,7 +33,7 @@ options:
 EXAMPLES = r"""
 - name: Fleet table
   ansible.builtin.debug:
-    msg: "{{ ansible_play_hosts_all | gpuops.dlserver.validate_fleet_table(hostvars) }}"
+    msg: "{{ ansible_play_hosts_all | gpuops.dlserver.__private.validate_fleet_table(hostvars) }}"
 """
 
 RETURN = r"""
@@ -50,19 +50,19 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.report im
 
 def validate_fleet_table(hosts, hostvars):
     if isinstance(hosts, (str, bytes, dict)) or not hasattr(hosts, '__iter__'):
-        raise AnsibleFilterError('gpuops.dlserver.validate_fleet_table: the hosts must be a list of inventory names, '
+        raise AnsibleFilterError('gpuops.dlserver.__private.validate_fleet_table: the hosts must be a list of inventory names, '
                                  'got %s' % type(hosts).__name__)
     if not hasattr(hostvars, 'get'):
-        raise AnsibleFilterError('gpuops.dlserver.validate_fleet_table: hostvars must be a mapping, got %s'
+        raise AnsibleFilterError('gpuops.dlserver.__private.validate_fleet_table: hostvars must be a mapping, got %s'
                                  % type(hostvars).__name__)
     try:
         return fleet_table(list(hosts), hostvars)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.validate_fleet_table: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.validate_fleet_table: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.validate_fleet_table."""
+    """gpuops.dlserver.__private.validate_fleet_table."""
 
     def filters(self):
         return {'validate_fleet_table': validate_fleet_table}

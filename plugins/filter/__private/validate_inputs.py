@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.validate_inputs: the gpu_validate role's input checks.
+"""Filter gpuops.dlserver.__private.validate_inputs: the gpu_validate role's input checks.
 
 One filter per file; the code is ``plugins/module_utils/validate/inputs.py``.
 """
@@ -30,13 +30,13 @@ options:
 
 EXAMPLES = r"""
 - name: Read gpu_validate's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: gpu_validate
     fact: validate_inputs
 
 - name: Check them (fails naming the variable)
   ansible.builtin.set_fact:
-    validate_checked: "{{ validate_inputs | gpuops.dlserver.validate_inputs }}"
+    validate_checked: "{{ validate_inputs | gpuops.dlserver.__private.validate_inputs }}"
 """
 
 RETURN = r"""
@@ -60,7 +60,7 @@ def validate_inputs(inputs):
 
 
 class FilterModule(object):
-    """gpuops.dlserver.validate_inputs."""
+    """gpuops.dlserver.__private.validate_inputs."""
 
     def filters(self):
         return {'validate_inputs': validate_inputs}

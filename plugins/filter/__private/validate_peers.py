@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.validate_peers: the cross-node group of gpu_validate.
+"""Filter gpuops.dlserver.__private.validate_peers: the cross-node group of gpu_validate.
 
 One filter per file; the code is ``plugins/module_utils/validate/report.py``.
 """
@@ -34,7 +34,7 @@ options:
 EXAMPLES = r"""
 - name: Peers of the cross-node tests
   ansible.builtin.set_fact:
-    peers: "{{ groups['gpu_nodes'] | gpuops.dlserver.validate_peers(hostvars) }}"
+    peers: "{{ groups['gpu_nodes'] | gpuops.dlserver.__private.validate_peers(hostvars) }}"
 """
 
 RETURN = r"""
@@ -57,7 +57,7 @@ def validate_peers(hosts, hostvars):
 
 
 class FilterModule(object):
-    """gpuops.dlserver.validate_peers."""
+    """gpuops.dlserver.__private.validate_peers."""
 
     def filters(self):
         return {'validate_peers': validate_peers}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.volcano_manifest_objects.
+"""Filter gpuops.dlserver.__private.volcano_manifest_objects.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the rules and their sources are in
@@ -44,7 +44,7 @@ EXAMPLES = r"""
 - name: Apply the release manifest
   kubernetes.core.k8s:
     state: present
-    definition: "{{ text | from_yaml_all | gpuops.dlserver.volcano_manifest_objects('volcano-system', true) }}"
+    definition: "{{ text | from_yaml_all | gpuops.dlserver.__private.volcano_manifest_objects('volcano-system', true) }}"
 """
 
 RETURN = r"""
@@ -66,23 +66,23 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano
 def volcano_manifest_objects(documents, namespace, scheduler_config_exists):
     """The release manifest's objects, without the scheduler ConfigMap once it exists."""
     if isinstance(documents, (str, bytes, dict)) or (documents is not None and not hasattr(documents, '__iter__')):
-        raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: the manifest must be a list of documents '
+        raise AnsibleFilterError('gpuops.dlserver.__private.volcano_manifest_objects: the manifest must be a list of documents '
                                  '(from_yaml_all of the release file), got %r' % type(documents).__name__)
     documents = plain(list(documents or []))
     if not all(d is None or isinstance(d, dict) for d in documents):
-        raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: every document of the manifest must be a '
+        raise AnsibleFilterError('gpuops.dlserver.__private.volcano_manifest_objects: every document of the manifest must be a '
                                  'mapping (a Kubernetes object) or empty')
     try:
         return manifest_objects(documents, str(namespace), bool(scheduler_config_exists))
     except VolcanoError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: nothing was applied from the manifest; %s'
+        raise AnsibleFilterError('gpuops.dlserver.__private.volcano_manifest_objects: nothing was applied from the manifest; %s'
                                  % '; '.join(exc.errors))
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.volcano_manifest_objects: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.volcano_manifest_objects: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.volcano_manifest_objects."""
+    """gpuops.dlserver.__private.volcano_manifest_objects."""
 
     def filters(self):
         return {'volcano_manifest_objects': volcano_manifest_objects}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.volcano_plan.
+"""Filter gpuops.dlserver.__private.volcano_plan.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the rules and their sources are in
@@ -32,7 +32,7 @@ description:
 positional: _input, cluster_info, nodes, crds, daemonsets, hosts, hostvars
 options:
   _input:
-    description: The role's inputs (every C(volcano_*) variable without its prefix, as M(gpuops.dlserver.role_inputs) publishes them).
+    description: The role's inputs (every C(volcano_*) variable without its prefix, as M(gpuops.dlserver.__private.role_inputs) publishes them).
     type: dict
     required: true
   cluster_info:
@@ -70,13 +70,13 @@ options:
 
 EXAMPLES = r"""
 - name: Read the volcano role's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: volcano
     fact: volcano_inputs
 
 - name: Check them before the cluster is contacted (fails naming each bad variable)
   ansible.builtin.set_fact:
-    volcano_checked: "{{ volcano_inputs | gpuops.dlserver.volcano_plan(none) }}"
+    volcano_checked: "{{ volcano_inputs | gpuops.dlserver.__private.volcano_plan(none) }}"
 
 - name: Read the cluster's version
   kubernetes.core.k8s_cluster_info:
@@ -105,7 +105,7 @@ EXAMPLES = r"""
 - name: Plan what the role applies
   ansible.builtin.set_fact:
     volcano_decisions: >-
-      {{ volcano_inputs | gpuops.dlserver.volcano_plan(cluster_info, nodes.resources, crds.resources,
+      {{ volcano_inputs | gpuops.dlserver.__private.volcano_plan(cluster_info, nodes.resources, crds.resources,
          daemonsets.resources, groups['gpu_nodes'] | default([]), hostvars) }}
 """
 
@@ -155,14 +155,14 @@ def volcano_plan(inputs, cluster_info, nodes=None, crds=None, daemonsets=None, h
         }
         return build_plan(plain(inputs), cluster)
     except VolcanoError as exc:
-        raise AnsibleFilterError('gpuops.dlserver.volcano_plan: nothing was applied; fix these first: %s'
+        raise AnsibleFilterError('gpuops.dlserver.__private.volcano_plan: nothing was applied; fix these first: %s'
                                  % '; '.join(exc.errors))
     except (KeyError, ValueError, TypeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.volcano_plan: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.volcano_plan: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.volcano_plan."""
+    """gpuops.dlserver.__private.volcano_plan."""
 
     def filters(self):
         return {'volcano_plan': volcano_plan}

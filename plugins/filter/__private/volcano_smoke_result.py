@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter gpuops.dlserver.volcano_smoke_result.
+"""Filter gpuops.dlserver.__private.volcano_smoke_result.
 
 One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc list);
 the documentation is below, the rules and their sources are in
@@ -39,7 +39,7 @@ options:
 EXAMPLES = r"""
 - name: Record the smoke job
   ansible.builtin.set_fact:
-    result: "{{ job_read | gpuops.dlserver.volcano_smoke_result(4, 600) }}"
+    result: "{{ job_read | gpuops.dlserver.__private.volcano_smoke_result(4, 600) }}"
 """
 
 RETURN = r"""
@@ -60,20 +60,20 @@ def volcano_smoke_result(job, workers, timeout):
     """The smoke job's outcome as facts: passed, phase, counts and a reason."""
     for name, value in (('workers', workers), ('timeout', timeout)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise AnsibleFilterError('gpuops.dlserver.volcano_smoke_result: %s must be an integer, got %r' % (name, value))
+            raise AnsibleFilterError('gpuops.dlserver.__private.volcano_smoke_result: %s must be an integer, got %r' % (name, value))
     if job is not None and not isinstance(job, dict):
-        raise AnsibleFilterError('gpuops.dlserver.volcano_smoke_result: the job must be what k8s_info returned (a dict), '
+        raise AnsibleFilterError('gpuops.dlserver.__private.volcano_smoke_result: the job must be what k8s_info returned (a dict), '
                                  'got %r' % type(job).__name__)
     resources = (job or {}).get('resources') if isinstance(job, dict) and 'resources' in job else None
     obj = (resources[0] if resources else None) if resources is not None else job
     try:
         return smoke_result(plain(obj), workers, timeout)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise AnsibleFilterError('gpuops.dlserver.volcano_smoke_result: %s' % exc)
+        raise AnsibleFilterError('gpuops.dlserver.__private.volcano_smoke_result: %s' % exc)
 
 
 class FilterModule(object):
-    """gpuops.dlserver.volcano_smoke_result."""
+    """gpuops.dlserver.__private.volcano_smoke_result."""
 
     def filters(self):
         return {'volcano_smoke_result': volcano_smoke_result}

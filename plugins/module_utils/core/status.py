@@ -9,7 +9,7 @@
 or a registered result of a task that was skipped (which lacks the task's keys), gives the
 same "not read (check mode)" / "not verified: <why>" values as a run that never got there.
 Only stable values are recorded, so a run that changes nothing rewrites nothing.
-Pure functions, standard library only (reached through the filter gpuops.dlserver.role_status).
+Pure functions, standard library only (reached through the filter gpuops.dlserver.__private.role_status).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -100,7 +100,7 @@ def driver_settings(parts, skip):
 
 def nvidia_container_toolkit(parts):
     """Parts: ``plan``, ``inputs`` (__nvidia_container_toolkit), ``keyring`` (path or None),
-    ``repo`` (the result of gpuops.dlserver.__package_repository), ``resolved``, ``verified``,
+    ``repo`` (the result of gpuops.dlserver.__private.package_repository), ``resolved``, ``verified``,
     ``runtime`` (registered results; any may be absent)."""
     _need(parts, "nvidia_container_toolkit", "plan", "inputs")
     decision = dig(parts["plan"], "roles", "nvidia_container_toolkit", default={}) or {}
@@ -136,7 +136,7 @@ def dcgm_exporter(parts):
     """Parts: ``config`` (__dcgm_exporter_config), ``inputs`` (__dcgm_exporter), ``verified``
     (the verification, absent when it did not run), ``cuda_repo`` (gpuops_cuda_repo: the
     collection's CUDA repository of this host), ``repo`` (the result of
-    gpuops.dlserver.__package_repository: ``configured_by`` names sources files that already serve
+    gpuops.dlserver.__private.package_repository: ``configured_by`` names sources files that already serve
     the repository); the last two may be absent."""
     _need(parts, "dcgm_exporter", "config", "inputs")
     config = parts["config"]
@@ -159,7 +159,7 @@ def dcgm_exporter(parts):
 
 def cuda_toolkit(parts):
     """Parts: ``plan``, ``inputs`` (__cuda_toolkit), ``resolved`` (the cuda_toolkit_plan filter's
-    decisions), ``repo`` (gpuops.dlserver.__package_repository's result), ``cuda_repo``
+    decisions), ``repo`` (gpuops.dlserver.__private.package_repository's result), ``cuda_repo``
     (gpuops_cuda_repo), ``verified`` (the cuda_toolkit_verify filter's record); all but the
     first two may be absent."""
     _need(parts, "cuda_toolkit", "plan", "inputs")

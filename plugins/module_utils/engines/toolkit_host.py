@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The host side of the module gpuops.dlserver.__nvidia_container_toolkit_host: what it reads and
+"""The host side of the module gpuops.dlserver.__private.nvidia_container_toolkit_host: what it reads and
 checks on the node for its actions ``resolve``, ``runtime`` and ``verify``.
 
 The decisions are in container_toolkit.py and container_engines.py (pure, case tables); this file

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The host side of gpuops.dlserver.__os_tuning_host: the one read of the host the os_tuning
+"""The host side of gpuops.dlserver.__private.os_tuning_host: the one read of the host the os_tuning
 role makes (no more than its decisions need), and the module's result.
 
 ``facts(params, check_mode, run_command)`` checks the inputs, reads the host under

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The files of one apt repository a role adds: keyring, deb822 sources, version pin.
 
-``plan`` is the decision of the module gpuops.dlserver.__package_repository (called by
+``plan`` is the decision of the module gpuops.dlserver.__private.package_repository (called by
 ``roles/common/tasks/package_repo.yml`` for every role that adds a repository): from the
 checked spec and the key record of ``repo_trust.fetch_key`` it returns the files to write,
 or, when another sources file of the host already names the same URL (apt refuses one URL

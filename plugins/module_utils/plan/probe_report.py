@@ -17,8 +17,8 @@ change is known), predicted to fail (its settings checks found a problem) or unk
 verdict (``verdict()``, ``fleet_verdict()``) counts the unknown ones and never calls a host or
 the fleet converged while any role is unknown.
 
-Pure functions, standard library only (reached through the filters gpuops.dlserver.probe_report
-and gpuops.dlserver.probe_fleet).
+Pure functions, standard library only (reached through the filters gpuops.dlserver.__private.probe_report
+and gpuops.dlserver.__private.probe_fleet).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The host side of the module gpuops.dlserver.__python_stack_host: the one place that reads and
+"""The host side of the module gpuops.dlserver.__private.python_stack_host: the one place that reads and
 changes the node (environment links and markers, interpreters, builds, kernels, verification
 runs), each action given the AnsibleModule for run_command / exit_json / fail_json. The
 decisions are the pure functions of python_stack.py and its siblings.

@@ -9,22 +9,22 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __dcgm_exporter_host
+module: dcgm_exporter_host
 short_description: Read whether the host already is what gpuops.dlserver.dcgm_exporter leaves
 version_added: 0.2.0
 description:
   - The one read of the host the C(gpuops.dlserver.dcgm_exporter) role makes after it decided (filter
-    C(gpuops.dlserver.dcgm_exporter_config)); the decision is C(plugins/module_utils/monitoring/dcgm_host.py).
+    C(gpuops.dlserver.__private.dcgm_exporter_config)); the decision is C(plugins/module_utils/monitoring/dcgm_host.py).
   - "Reads, in one round trip: whether C(gpg) is installed (host mode), the configuration directory
     (root:root 0755), the counters file and the unit (the decided bytes, root:root 0644), the exporter's unit
     and the C(nvidia-dcgm) host engine (enabled and running), the exporter units the role takes over (stopped
     and disabled), the container engine and the image (container mode). The DCGM packages are the probe's
     read (C(packages_missing) of the decision)."
   - Where all of that is current, it also reads the exporter's metrics page and compares it with the
-    counters file (filter C(gpuops.dlserver.dcgm_exporter_verify)'s comparison), so that a converged host
+    counters file (filter C(gpuops.dlserver.__private.dcgm_exporter_verify)'s comparison), so that a converged host
     runs no further task of the role.
   - With O(repository) (host mode), NVIDIA's CUDA repository DCGM comes from is checked in the same round trip,
-    as M(gpuops.dlserver.__package_repository) checks it (the collection's repository library), so that a
+    as M(gpuops.dlserver.__private.package_repository) checks it (the collection's repository library), so that a
     converged host asks nothing more about it.
   - Fails when host mode has no apt (before any change), naming C(dcgm_exporter_mode).
   - Changes nothing on the host.
@@ -41,7 +41,7 @@ attributes:
     platforms: posix
 options:
   config:
-    description: What the filter C(gpuops.dlserver.dcgm_exporter_config) decided (C(__dcgm_exporter_config)).
+    description: What the filter C(gpuops.dlserver.__private.dcgm_exporter_config) decided (C(__dcgm_exporter_config)).
     type: dict
     required: true
   config_dir:
@@ -71,7 +71,7 @@ options:
   repository:
     description:
       - In host mode, the CUDA repository to check in the same round trip - the options of
-        M(gpuops.dlserver.__package_repository) (C(url), C(key), C(keyring_file), C(sources_file), C(header),
+        M(gpuops.dlserver.__private.package_repository) (C(url), C(key), C(keyring_file), C(sources_file), C(header),
         C(description), C(skip_if_configured), ...), checked by the same argument spec.
       - The answer is RV(repository). A bad option, a key that cannot be fetched or whose checksum or fingerprint
         does not match fails the module, naming the variable, before anything changes. Where C(gpg) is not
@@ -83,7 +83,7 @@ options:
 
 EXAMPLES = r"""
 - name: Read the files, units, image and metrics page the role manages
-  gpuops.dlserver.__dcgm_exporter_host:
+  gpuops.dlserver.__private.dcgm_exporter_host:
     config: "{{ dcgm_config }}"
     config_dir: /etc/dcgm-exporter
     unit_file: /etc/systemd/system/dcgm-exporter.service
@@ -102,7 +102,7 @@ host:
 verified:
   description:
     - The comparison of the metrics page with the counters file (C(ok), C(served), C(not_served), C(unexpected),
-      C(reason)), as the filter C(gpuops.dlserver.dcgm_exporter_verify) returns it; null when the page was not
+      C(reason)), as the filter C(gpuops.dlserver.__private.dcgm_exporter_verify) returns it; null when the page was not
       read (something else would change first).
   returned: always
   type: dict
@@ -113,7 +113,7 @@ converged:
   sample: {current: false, reasons: [the counters file /etc/dcgm-exporter/gpuops-counters.csv would change]}
 repository:
   description:
-    - With O(repository) in host mode, what M(gpuops.dlserver.__package_repository) returns for it - the C(files)
+    - With O(repository) in host mode, what M(gpuops.dlserver.__private.package_repository) returns for it - the C(files)
       to write, each with C(current) (the host has it so already), C(current) when all are, the checked
       C(keyring), C(configured_by), C(reason); null without O(repository), in container mode, and where C(gpg)
       is not installed yet.

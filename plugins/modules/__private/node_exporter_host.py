@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __node_exporter_host
+module: node_exporter_host
 short_description: Read what gpuops.dlserver.node_exporter decides on
 version_added: 0.2.0
 description:
@@ -79,7 +79,7 @@ options:
 
 EXAMPLES = r"""
 - name: Read the host
-  gpuops.dlserver.__node_exporter_host:
+  gpuops.dlserver.__private.node_exporter_host:
     user: node-exp
     web_config: /etc/node_exporter/web-config.yml
     status_file: /etc/gpuops/node_exporter.json

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __node_exporter_textfile
+module: node_exporter_textfile
 short_description: Write the GPU facts of a host for node_exporter's textfile collector
 version_added: 0.1.0
 description:
@@ -61,7 +61,7 @@ options:
 
 EXAMPLES = r"""
 - name: Write the GPU facts for the textfile collector
-  gpuops.dlserver.__node_exporter_textfile:
+  gpuops.dlserver.__private.node_exporter_textfile:
     path: /var/lib/node_exporter/textfile/gpuops.prom
     gpu: "{{ ansible_facts.gpuops_gpu }}"
     plan: "{{ gpuops_plan }}"

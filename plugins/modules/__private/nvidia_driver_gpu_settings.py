@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __nvidia_driver_gpu_settings
+module: nvidia_driver_gpu_settings
 short_description: Apply persistence mode, power limit, application clocks and MIG mode per NVIDIA GPU
 version_added: 0.1.0
 description:
@@ -74,7 +74,7 @@ options:
 
 EXAMPLES = r"""
 - name: Apply the GPU settings
-  gpuops.dlserver.__nvidia_driver_gpu_settings:
+  gpuops.dlserver.__private.nvidia_driver_gpu_settings:
     persistence: "{{ gpuops_plan.persistence.enabled }}"
     power_limit_watts: 300
     application_clocks: {memory_mhz: 1593, graphics_mhz: 1410}
@@ -165,7 +165,7 @@ def main():
     binary = module.get_bin_path(params["binary"], required=True)
     before = _decide(module, _read(module, run, binary), wanted)
     if before["errors"]:
-        module.fail_json(msg="gpuops.dlserver.__nvidia_driver_gpu_settings: %s" % before["reason"], gpus=before["gpus"])
+        module.fail_json(msg="gpuops.dlserver.__private.nvidia_driver_gpu_settings: %s" % before["reason"], gpus=before["gpus"])
     argvs = [[binary] + command["argv"][1:] for command in before["commands"]]
     if module.check_mode or not argvs:
         module.exit_json(changed=bool(argvs), gpus=before["gpus"], commands=argvs, converged=not argvs,

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __nvidia_driver_host
+module: nvidia_driver_host
 short_description: Read the host and the driver repositories, and decide what the nvidia_driver role installs
 version_added: 0.1.0
 description:
@@ -109,12 +109,12 @@ EXAMPLES = r"""
 # gpuops_gpu and gpuops_plan come from gpuops.dlserver.gpu_facts and gpuops.dlserver.host_plan;
 # the platform below is Debian 12's (the role's vars/Debian.yml and vars/Debian_12.yml)
 - name: Read nvidia_driver's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: nvidia_driver
     fact: driver_inputs
 
 - name: Read the host and the repositories and choose the driver version
-  gpuops.dlserver.__nvidia_driver_host:
+  gpuops.dlserver.__private.nvidia_driver_host:
     action: resolve
     inputs: "{{ driver_inputs }}"
     platform:

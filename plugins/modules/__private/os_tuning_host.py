@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __os_tuning_host
+module: os_tuning_host
 short_description: Read what gpuops.dlserver.os_tuning decides on and return its decisions
 version_added: 0.1.0
 description:
@@ -41,7 +41,7 @@ options:
   inputs:
     description:
       - The role's variables converted by its argument spec (C(__os_tuning), published by
-        M(gpuops.dlserver.role_inputs)), keys without the C(os_tuning_) prefix.
+        M(gpuops.dlserver.__private.role_inputs)), keys without the C(os_tuning_) prefix.
     type: dict
     required: true
   platform:
@@ -139,12 +139,12 @@ seealso:
 EXAMPLES = r"""
 # gpuops_plan comes from gpuops.dlserver.host_plan
 - name: Read os_tuning's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: os_tuning
     fact: os_tuning_inputs
 
 - name: Decide what os_tuning applies (fails on bad input, before any change)
-  gpuops.dlserver.__os_tuning_host:
+  gpuops.dlserver.__private.os_tuning_host:
     inputs: "{{ os_tuning_inputs }}"
     platform:
       cmdline_backend: grub_dropin

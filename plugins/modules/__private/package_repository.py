@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __package_repository
+module: package_repository
 short_description: Check a package repository's key and render the repository's apt files
 version_added: 0.2.0
 description:
@@ -113,7 +113,7 @@ requirements:
 
 EXAMPLES = r"""
 - name: Check the key and render the repository files
-  gpuops.dlserver.__package_repository:
+  gpuops.dlserver.__private.package_repository:
     url: https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH)
     key:
       url: https://nvidia.github.io/libnvidia-container/gpgkey

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __python_stack_host
+module: python_stack_host
 short_description: Plan, build atomically and verify the Python environments of gpuops.dlserver.python_stack
 version_added: 0.1.0
 description:
@@ -106,19 +106,19 @@ options:
 
 EXAMPLES = r"""
 - name: Read python_stack's variables, converted by its argument spec
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: python_stack
     fact: python_stack_inputs
 
 - name: Plan the environments
-  gpuops.dlserver.__python_stack_host:
+  gpuops.dlserver.__private.python_stack_host:
     action: plan
     inputs: "{{ python_stack_inputs }}"
     gpu: "{{ ansible_facts.gpuops_gpu }}"
   register: python_plan
 
 - name: Converge each environment atomically
-  gpuops.dlserver.__python_stack_host:
+  gpuops.dlserver.__private.python_stack_host:
     action: converge
     environment: "{{ item }}"
     tools: {uv: /opt/gpuops/uv/bin/uv}

@@ -100,7 +100,7 @@ notes:
 
 EXAMPLES = r"""
 - name: Take the role's inputs, converted by its argument spec, under a name of your own
-  gpuops.dlserver.role_inputs:
+  gpuops.dlserver.__private.role_inputs:
     role: os_tuning
   register: os_tuning_inputs
 
@@ -162,7 +162,7 @@ def main():
                            platform_vars=dict(type='bool', default=False)),
         supports_check_mode=True,
     )
-    module.fail_json(msg='gpuops.dlserver.role_inputs runs on the controller as an action plugin; '
+    module.fail_json(msg='gpuops.dlserver.__private.role_inputs runs on the controller as an action plugin; '
                          'it was called as a module on the host')
 
 

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: __status_file
+module: status_file
 short_description: Record a role's status and the host's plan under /etc/gpuops
 version_added: 0.2.0
 description:
@@ -97,7 +97,7 @@ options:
 
 EXAMPLES = r"""
 - name: Write the status file and record the host's plan
-  gpuops.dlserver.__status_file:
+  gpuops.dlserver.__private.status_file:
     path: /etc/gpuops/node_exporter.json
     status:
       run: true

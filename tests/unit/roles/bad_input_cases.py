@@ -19,7 +19,7 @@ import os
 
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import value_problems
+from ansible_collections.gpuops.dlserver.plugins.action.__private.role_inputs import value_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit as cuda_toolkit

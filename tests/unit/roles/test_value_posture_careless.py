@@ -11,7 +11,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import value_problems
+from ansible_collections.gpuops.dlserver.plugins.action.__private.role_inputs import value_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import convert_inputs
 

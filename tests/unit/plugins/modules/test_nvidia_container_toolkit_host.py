@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpuops.dlserver.__nvidia_container_toolkit_host through main(): refusals before anything is
+"""gpuops.dlserver.__private.nvidia_container_toolkit_host through main(): refusals before anything is
 read or written (vulnerable version, bad engine, a daemon.json that is not JSON, a containerd
 config of an unknown version: the user's files byte for byte as they were), and a resolve
 with the real key trust code against the repository double's key (real gpg)."""
@@ -12,7 +12,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import toolkit_host
-from ansible_collections.gpuops.dlserver.plugins.modules import __nvidia_container_toolkit_host as mod
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import nvidia_container_toolkit_host as mod
 from module_harness import ExitJson, FailJson
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))

@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpuops.dlserver.__os_tuning_host through AnsibleModule: what it reads, failures, check mode.
+"""gpuops.dlserver.__private.os_tuning_host through AnsibleModule: what it reads, failures, check mode.
 
 The host is a temporary root (option ``root``) and ``run_command`` is the only thing mocked.
 """
@@ -10,7 +10,7 @@ import yaml
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpuops.dlserver.plugins.modules import __os_tuning_host as os_tuning_host
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import os_tuning_host as os_tuning_host
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "os_tuning"))

@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpuops.dlserver.__python_stack_host through AnsibleModule, for real: venvs are built with this
+"""gpuops.dlserver.__private.python_stack_host through AnsibleModule, for real: venvs are built with this
 Python and pip from a local PEP 503 index (file://) holding two tiny wheels made here.
 
 Proves the atomic swap: a build, a no-op, a spec change beside the old build, a failed
@@ -23,7 +23,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import indexes as ix
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import requirements as rq
-from ansible_collections.gpuops.dlserver.plugins.modules import __python_stack_host as python_stack_host
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import python_stack_host as python_stack_host
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "python_stack"))
