@@ -131,6 +131,14 @@ def test_a_plugin_directory_holds_public_files_and_one_private_directory():
                 assert entry == "__pycache__" or re.fullmatch(r"[a-z][a-z0-9_]*\.py", entry), (sub, PRIVATE_DIR, entry)
 
 
+def test_ansible_lint_ignores_the_deep_directory_for_exactly_the_private_files():
+    lines = [line.split() for line in open(os.path.join(REPO, ".ansible-lint-ignore"), encoding="utf-8")
+             if "fqcn[deep]" in line and not line.startswith("#")]
+    assert all(len(words) == 2 and words[1] == "fqcn[deep]" for words in lines), lines
+    files = sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "plugins", "*", PRIVATE_DIR, "*.py")))
+    assert files and sorted(words[0] for words in lines) == files
+
+
 def test_an_action_is_the_code_of_a_module_of_its_name():
     for directory, modules in ((os.path.join(REPO, "plugins", "action"), os.path.join(REPO, "plugins", "modules")),
                                (os.path.join(REPO, "plugins", "action", PRIVATE_DIR),
