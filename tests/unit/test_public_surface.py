@@ -139,6 +139,17 @@ def test_ansible_lint_ignores_the_deep_directory_for_exactly_the_private_files()
     assert files and sorted(words[0] for words in lines) == files
 
 
+def test_docs_link_no_private_plugin():
+    """antsibull-docs lint (make publish-check) refuses M(), O(), P() and seealso of a plugin that
+    ansible-doc does not list: documentation names a private plugin as code, C(...)."""
+    link = re.compile(r"[MOP]\(gpuops\.dlserver\.%s\.|module: gpuops\.dlserver\.%s\." % (PRIVATE_DIR, PRIVATE_DIR))
+    assert link.search("M(gpuops.dlserver.__private.status_file)") and not link.search("C(gpuops.dlserver.__private.x)")
+    paths = glob.glob(os.path.join(REPO, "plugins", "*", "*.py")) + \
+        glob.glob(os.path.join(REPO, "plugins", "*", PRIVATE_DIR, "*.py")) + \
+        glob.glob(os.path.join(REPO, "roles", "*", "meta", "argument_specs.yml"))
+    assert [p for p in paths if link.search(open(p, encoding="utf-8").read())] == []
+
+
 def test_an_action_is_the_code_of_a_module_of_its_name():
     for directory, modules in ((os.path.join(REPO, "plugins", "action"), os.path.join(REPO, "plugins", "modules")),
                                (os.path.join(REPO, "plugins", "action", PRIVATE_DIR),

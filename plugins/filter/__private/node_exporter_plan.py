@@ -50,7 +50,7 @@ options:
     type: str
     required: true
   node:
-    description: What M(gpuops.dlserver.__private.node_exporter_host) read on the host (its C(node)).
+    description: What C(gpuops.dlserver.__private.node_exporter_host) read on the host (its C(node)).
     type: dict
     required: false
 """

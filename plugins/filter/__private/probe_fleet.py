@@ -17,7 +17,7 @@ author: gpuops.dlserver contributors
 version_added: 0.2.0
 short_description: The fleet's read-only report - one line per host, then per role, and the JSON document
 description:
-  - Gathers the per-host reports of P(gpuops.dlserver.__private.probe_report#filter) that C(playbooks/probe.yml) published
+  - Gathers the per-host reports of C(gpuops.dlserver.__private.probe_report) that C(playbooks/probe.yml) published
     as C(gpuops_probe) into one document - C(hosts) (report per host), C(missing) (hosts without a report, which
     failed or were unreachable), C(changes) and C(reboots) (the hosts a run would change or reboot),
     and C(table), the lines the playbook prints.

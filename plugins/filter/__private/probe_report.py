@@ -21,7 +21,7 @@ description:
     installed driver, whether the plan is free of conflicts, and per role whether a run would run it,
     change something (C(true), C(false), or C(null) where the probe did not look that deep) and reboot.
   - The driver role is inspected deeply - its read of the host and the repositories (module
-    M(gpuops.dlserver.__private.nvidia_driver_host), action C(resolve), in check mode) says which version it would
+    C(gpuops.dlserver.__private.nvidia_driver_host), action C(resolve), in check mode) says which version it would
     install and whether a reboot would follow. Reboots already pending from earlier runs come from the
     host's reboot marker (C(/run/gpuops/reboot-required)).
   - node_exporter is inspected with its own decision on the host (O(node_exporter)) - whether the role

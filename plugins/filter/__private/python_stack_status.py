@@ -24,11 +24,11 @@ description:
 positional: _input, verified, verify_enabled
 options:
   _input:
-    description: The result of M(gpuops.dlserver.__private.python_stack_host) with C(action=plan).
+    description: The result of C(gpuops.dlserver.__private.python_stack_host) with C(action=plan).
     type: dict
     required: true
   verified:
-    description: The registered loop of M(gpuops.dlserver.__private.python_stack_host) with C(action=verify).
+    description: The registered loop of C(gpuops.dlserver.__private.python_stack_host) with C(action=verify).
     type: dict
     default: {}
   verify_enabled:

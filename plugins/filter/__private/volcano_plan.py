@@ -32,7 +32,7 @@ description:
 positional: _input, cluster_info, nodes, crds, daemonsets, hosts, hostvars
 options:
   _input:
-    description: The role's inputs (every C(volcano_*) variable without its prefix, as M(gpuops.dlserver.__private.role_inputs) publishes them).
+    description: The role's inputs (every C(volcano_*) variable without its prefix, as C(gpuops.dlserver.__private.role_inputs) publishes them).
     type: dict
     required: true
   cluster_info:

@@ -24,7 +24,7 @@ description:
     counters file (filter C(gpuops.dlserver.__private.dcgm_exporter_verify)'s comparison), so that a converged host
     runs no further task of the role.
   - With O(repository) (host mode), NVIDIA's CUDA repository DCGM comes from is checked in the same round trip,
-    as M(gpuops.dlserver.__private.package_repository) checks it (the collection's repository library), so that a
+    as C(gpuops.dlserver.__private.package_repository) checks it (the collection's repository library), so that a
     converged host asks nothing more about it.
   - Fails when host mode has no apt (before any change), naming C(dcgm_exporter_mode).
   - Changes nothing on the host.
@@ -71,7 +71,7 @@ options:
   repository:
     description:
       - In host mode, the CUDA repository to check in the same round trip - the options of
-        M(gpuops.dlserver.__private.package_repository) (C(url), C(key), C(keyring_file), C(sources_file), C(header),
+        C(gpuops.dlserver.__private.package_repository) (C(url), C(key), C(keyring_file), C(sources_file), C(header),
         C(description), C(skip_if_configured), ...), checked by the same argument spec.
       - The answer is RV(repository). A bad option, a key that cannot be fetched or whose checksum or fingerprint
         does not match fails the module, naming the variable, before anything changes. Where C(gpg) is not
@@ -113,7 +113,7 @@ converged:
   sample: {current: false, reasons: [the counters file /etc/dcgm-exporter/gpuops-counters.csv would change]}
 repository:
   description:
-    - With O(repository) in host mode, what M(gpuops.dlserver.__private.package_repository) returns for it - the C(files)
+    - With O(repository) in host mode, what C(gpuops.dlserver.__private.package_repository) returns for it - the C(files)
       to write, each with C(current) (the host has it so already), C(current) when all are, the checked
       C(keyring), C(configured_by), C(reason); null without O(repository), in container mode, and where C(gpg)
       is not installed yet.

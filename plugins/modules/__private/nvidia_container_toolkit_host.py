@@ -69,7 +69,7 @@ options:
   repository:
     description:
       - With C(action=resolve), the toolkit's apt repository is checked in the same round trip - the
-        options of M(gpuops.dlserver.__private.package_repository) (C(url), C(key), C(keyring_file), C(sources_file),
+        options of C(gpuops.dlserver.__private.package_repository) (C(url), C(key), C(keyring_file), C(sources_file),
         C(preferences_file), C(header), C(description), C(pin.variable), C(pin.why), ...), checked by the
         same argument spec; the pin holds RV(packages) at the version of O(inputs) (C(1.19.1-*) for C(1.19.1)).
       - The answer is RV(repository); a bad option, a key that cannot be fetched or whose checksum or
@@ -121,7 +121,7 @@ files:
   elements: dict
 packages:
   description: The toolkit packages the role installs, pins and holds (the repository and its key are
-    M(gpuops.dlserver.__private.package_repository)'s, through C(roles/common/tasks/package_repo.yml)).
+    C(gpuops.dlserver.__private.package_repository)'s, through C(roles/common/tasks/package_repo.yml)).
   returned: action is resolve
   type: list
   elements: str
@@ -165,7 +165,7 @@ converged:
   sample: {current: false, reasons: ["/etc/docker/daemon.json would change (docker)"]}
 repository:
   description:
-    - With O(repository), what M(gpuops.dlserver.__private.package_repository) returns for it - the C(files) to write,
+    - With O(repository), what C(gpuops.dlserver.__private.package_repository) returns for it - the C(files) to write,
       each with C(current) (the host has it so already), C(current) when all are, the checked C(keyring),
       C(configured_by), C(reason); C(null) without O(repository).
   returned: action is resolve

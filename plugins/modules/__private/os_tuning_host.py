@@ -41,7 +41,7 @@ options:
   inputs:
     description:
       - The role's variables converted by its argument spec (C(__os_tuning), published by
-        M(gpuops.dlserver.__private.role_inputs)), keys without the C(os_tuning_) prefix.
+        C(gpuops.dlserver.__private.role_inputs)), keys without the C(os_tuning_) prefix.
     type: dict
     required: true
   platform:
