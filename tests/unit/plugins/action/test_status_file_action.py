@@ -176,7 +176,8 @@ KNOWN_PLAY = """- hosts: localhost
         {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: "{{ known }}"}
       register: first
     - name: second, the same bytes
-      gpuops.dlserver.__private.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: {}}
+      gpuops.dlserver.__private.status_file:
+        {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: {}}
       register: second
     - ansible.builtin.copy:
         dest: "{{ out }}"

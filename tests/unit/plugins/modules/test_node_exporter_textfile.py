@@ -5,7 +5,7 @@ import os
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpuops.dlserver.plugins.modules.__private import node_exporter_textfile as node_exporter_textfile
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import node_exporter_textfile
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 GPU = {"source": "pci", "gpu_count": 1, "nvswitch_count": 0, "driver": {"loaded": False},

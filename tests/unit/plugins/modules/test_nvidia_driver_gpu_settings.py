@@ -5,7 +5,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.driver.gpu_settings import FIELDS
-from ansible_collections.gpuops.dlserver.plugins.modules.__private import nvidia_driver_gpu_settings as nvidia_driver_gpu_settings
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import nvidia_driver_gpu_settings
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 HEADER = ", ".join(FIELDS) + "\n"

@@ -10,7 +10,7 @@ import yaml
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.gpuops.dlserver.plugins.modules.__private import os_tuning_host as os_tuning_host
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import os_tuning_host
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "os_tuning"))

@@ -23,7 +23,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import indexes as ix
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import requirements as rq
-from ansible_collections.gpuops.dlserver.plugins.modules.__private import python_stack_host as python_stack_host
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import python_stack_host
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "python_stack"))
