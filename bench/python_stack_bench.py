@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/python_stack_bench.py [--python /usr/bin/python3.11] [--keep DIR]
 
-Runs the module the role runs (plugins/modules/python_stack_env.py, as Ansible would run it:
+Runs the module the role runs (plugins/modules/__private/python_stack_host.py, as Ansible would run it:
 ``python module.py args.json``) on this machine, in a temporary prefix, for the seeds' PyTorch
 environment (torch 2.13.0 CPU build, numpy, lmdb) from a local mirror of REAL wheels
 (tests/doubles/build_wheel_mirror.py, served as file:// PEP 503 indexes, so the network is
@@ -33,7 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-MODULE = os.path.join(REPO, 'plugins', 'modules', 'python_stack_env.py')
+MODULE = os.path.join(REPO, 'plugins', 'modules', '__private', 'python_stack_host.py')
 COLLECTIONS = os.path.join(REPO, '.cache', 'collections')
 SPEC = ['torch==2.13.0', 'numpy', 'lmdb']
 

@@ -66,10 +66,12 @@ def _imports(root, path):
 
 
 def target_files(root=ROOT):
-    """plugins/modules/*.py and the module_utils they import, transitively."""
-    modules_dir = os.path.join(root, "plugins", "modules")
-    todo = [os.path.join(modules_dir, f) for f in sorted(os.listdir(modules_dir))
-            if f.endswith(".py") and f != "__init__.py"]
+    """plugins/modules/*.py, plugins/modules/__private/*.py and the module_utils they import, transitively."""
+    todo = []
+    for modules_dir in (os.path.join(root, "plugins", "modules"), os.path.join(root, "plugins", "modules", "__private")):
+        if os.path.isdir(modules_dir):
+            todo += [os.path.join(modules_dir, f) for f in sorted(os.listdir(modules_dir))
+                     if f.endswith(".py") and f != "__init__.py"]
     seen = set()
     while todo:
         path = todo.pop()

@@ -17,7 +17,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import (
+from ansible_collections.gpuops.dlserver.plugins.action.__private.role_inputs import (
     ROLES_DIR, insecure_http_hosts, load_spec, posture_context, read_yaml, value_problems)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain

@@ -41,6 +41,7 @@ from ansible.plugins.loader import (action_loader, connection_loader, filter_loa
                                     test_loader)
 
 COLLECTION = "gpuops.dlserver"
+PRIVATE_DIR = "__private"
 PLUGINS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # one filter or test name of each of Ansible's own plugin files (a file loads whole)
 BUILTIN_FILTERS = ("ansible.builtin.bool", "ansible.builtin.unique", "ansible.builtin.urlsplit",
@@ -51,12 +52,24 @@ LOADERS = {"action": action_loader, "filter": filter_loader, "test": test_loader
 
 
 def plugin_names(directory, prefix):
-    """``prefix.<name>`` of every plugin file in ``directory`` (none when it is missing)."""
+    """``prefix.<name>`` of every plugin file in ``directory`` (none when it is missing).
+
+    The collection's private plugins live in its ``__private`` subdirectory of each plugin type
+    (docs/public-surface.md) and are named ``prefix.__private.<name>``: an action's name is its
+    file's, a private filter file's filter is ``<name>`` too (each file declares the filter it is
+    named for). Files starting with ``_`` (``__init__.py``, Ansible's own) are not plugins.
+    """
     try:
         files = sorted(os.listdir(directory))
     except OSError:
         return []
-    return ["%s.%s" % (prefix, name[:-3]) for name in files if name.endswith(".py") and not name.startswith("_")]
+    names = []
+    for name in files:
+        if name == PRIVATE_DIR and prefix == COLLECTION:
+            names.extend(plugin_names(os.path.join(directory, name), "%s.%s" % (prefix, PRIVATE_DIR)))
+        elif name.endswith(".py") and not name.startswith("_"):
+            names.append("%s.%s" % (prefix, name[:-3]))
+    return names
 
 
 def wanted(plugins_dir=PLUGINS_DIR):

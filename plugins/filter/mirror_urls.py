@@ -57,7 +57,7 @@ import os
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, read_yaml
+from ansible_collections.gpuops.dlserver.plugins.action.__private.role_inputs import ROLES_DIR, read_yaml
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import mirror_table
 
 

@@ -104,7 +104,7 @@ options:
       - Also return RV(status_files), the digest and attributes of every C(*.json) file in this
         directory (the directory of the collection's status records and plan, C(/etc/gpuops)), read in
         the same round trip.
-      - M(gpuops.dlserver.status_file) takes them as its O(gpuops.dlserver.status_file#module:known_files)
+      - C(gpuops.dlserver.__private.status_file) takes them as its C(known_files)
         option, so that the first status record or plan of a run that would write the same bytes is
         answered on the controller without asking the host again.
       - Left out, nothing is read there.

@@ -13,7 +13,7 @@ short_description: Check every role's inputs and compute the host's hardware pla
 version_added: 0.2.0
 description:
   - Converts the variables of EVERY role of the collection by its C(meta/argument_specs.yml) (the same
-    conversion as M(gpuops.dlserver.role_inputs)) and fails, naming each bad variable, when any of them
+    conversion as C(gpuops.dlserver.__private.role_inputs)) and fails, naming each bad variable, when any of them
     has the wrong shape or value - on every host, whether or not the role will run there.
   - Before that it names every variable with a public role's prefix (C(nvidia_driver_), C(os_tuning_), ...)
     that the role's argument spec does not declare (a typo such as C(nvidia_driver_brnach)), with the
@@ -92,7 +92,6 @@ attributes:
     platforms: all
 seealso:
   - module: gpuops.dlserver.gpu_facts
-  - module: gpuops.dlserver.role_inputs
 """
 
 EXAMPLES = r"""
@@ -136,7 +135,7 @@ settings:
 made_from:
   description:
     - What the plan was made from - C(run) (this run's identity), C(probe) (a digest of the probe's GPU
-      facts) and C(inputs) (a digest of each role's typed inputs). M(gpuops.dlserver.role_inputs) compares
+      facts) and C(inputs) (a digest of each role's typed inputs). C(gpuops.dlserver.__private.role_inputs) compares
       it with what a role sees (its C(plan_current)).
   returned: success
   type: dict

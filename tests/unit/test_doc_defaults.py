@@ -97,7 +97,8 @@ def known_defaults():
         for entry in (yaml.safe_load(read(path)) or {}).get("argument_specs", {}).values():
             for name, spec in (entry.get("options") or {}).items():
                 known.setdefault(name, []).append(unset_if_empty(spec.get("default")))
-    for path in glob.glob(os.path.join(REPO, "plugins", "modules", "*.py")):
+    for path in glob.glob(os.path.join(REPO, "plugins", "modules", "*.py")) + \
+            glob.glob(os.path.join(REPO, "plugins", "modules", "__private", "*.py")):
         for node in ast.parse(read(path)).body:
             if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["DOCUMENTATION"]:
                 for name, spec in ((yaml.safe_load(node.value.value) or {}).get("options") or {}).items():

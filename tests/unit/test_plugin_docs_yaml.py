@@ -11,6 +11,7 @@ import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLUGINS = sorted(p for p in glob.glob(os.path.join(REPO, "plugins", "*", "*.py"))
+                 + glob.glob(os.path.join(REPO, "plugins", "*", "__private", "*.py"))
                  if os.sep + "module_utils" + os.sep not in p and not p.endswith("__init__.py"))
 BLOCKS = ("DOCUMENTATION", "EXAMPLES", "RETURN")
 

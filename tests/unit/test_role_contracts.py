@@ -75,7 +75,7 @@ def test_every_plugin_says_when_it_was_added(plugin):
     with open(os.path.join(REPO, "plugins", plugin)) as fh:
         text = fh.read()
     if "DOCUMENTATION" not in text:
-        # the action plugin role_inputs is documented by its module stub (plugins/modules/role_inputs.py)
+        # the action plugin role_inputs is documented by its module stub (plugins/modules/__private/role_inputs.py)
         assert plugin.startswith("action/"), "plugins/%s has no DOCUMENTATION" % plugin
         return
     assert re.search(r"^version_added: ", text, re.M), "plugins/%s: DOCUMENTATION has no version_added" % plugin
@@ -299,7 +299,7 @@ class _Recording(dict):
 
 
 def test_filters_given_hostvars_read_only_published_keys():
-    from ansible_collections.gpuops.dlserver.plugins.filter.prometheus_targets import prometheus_targets
+    from ansible_collections.gpuops.dlserver.plugins.filter.__private.prometheus_targets import prometheus_targets
     from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano import hosts_view
 
     seen = set()

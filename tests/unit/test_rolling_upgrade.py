@@ -92,7 +92,7 @@ def test_rolling_upgrade_play_shape():
              "Reboot now if the upgrade asked for it (the collection's handler)", "Probe the GPUs again after the upgrade",
              "Validate the node (gpu_validate, verdict recorded, the host not failed yet)"]
     assert [names.index(n) for n in order] == sorted(names.index(n) for n in order)
-    assert any("gpuops.dlserver.driver_rollback" in str(t.get("ansible.builtin.set_fact")) for t in tasks)
+    assert any("gpuops.dlserver.__private.driver_rollback" in str(t.get("ansible.builtin.set_fact")) for t in tasks)
     stop = [t for t in tasks if "ansible.builtin.fail" in t]
     assert len(stop) == 1 and stop[0]["when"] == "not __rolling_decision.uncordon"
     assert summary["tasks"][0]["run_once"] is True

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.driver_rollback import driver_rollback
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.driver_rollback import driver_rollback
 
 PLAYBOOK = os.path.join(os.path.dirname(__file__), "..", "..", "playbooks", "rolling_driver_upgrade.yml")
 

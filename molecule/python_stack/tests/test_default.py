@@ -93,7 +93,7 @@ def test_verification_ran_the_mixed_precision_step_on_the_cpu(node, status):
 
 
 def test_the_live_environment_runs_the_verification_again(host, node):
-    # The measurements python_stack_env runs in an environment (its module_utils source, given to
+    # The measurements python_stack_host runs in an environment (its module_utils source, given to
     # the environment's python with -c: nothing of the role is copied to the host for it).
     with open(VERIFY_SOURCE) as handle:
         source = handle.read()

@@ -2,7 +2,7 @@
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Whether a host's platform is one the collection's roles support (common's preflight, through
-the gpuops.dlserver.role_inputs action; the list is roles/common/vars/main.yml's
+the gpuops.dlserver.__private.role_inputs action; the list is roles/common/vars/main.yml's
 __common_supported_platforms)."""
 
 from __future__ import absolute_import, division, print_function

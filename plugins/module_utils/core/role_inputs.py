@@ -7,7 +7,7 @@ ansible-core validates a role's variables against ``meta/argument_specs.yml`` bu
 role the raw values: ``-e os_tuning_reboot=false`` stays the string ``"false"`` (truthy in
 Jinja), and a string where a list is expected is iterated character by character. Every role
 of the collection therefore reads its inputs through ``convert_inputs()`` (reached through
-the ``gpuops.dlserver.role_inputs`` action), which
+the ``gpuops.dlserver.__private.role_inputs`` action), which
 
 - converts ``bool`` from the words Ansible accepts (true/false, yes/no, on/off, 1/0),
   ``int`` and ``float`` from their decimal text;

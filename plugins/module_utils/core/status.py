@@ -9,7 +9,7 @@
 or a registered result of a task that was skipped (which lacks the task's keys), gives the
 same "not read (check mode)" / "not verified: <why>" values as a run that never got there.
 Only stable values are recorded, so a run that changes nothing rewrites nothing.
-Pure functions, standard library only (reached through the filter gpuops.dlserver.role_status).
+Pure functions, standard library only (reached through the filter gpuops.dlserver.__private.role_status).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -76,7 +76,7 @@ def nvidia_driver(parts):
 
 
 def driver_settings(parts, skip):
-    """The ``settings`` part of the driver's record, from the nvidia_gpu_settings result."""
+    """The ``settings`` part of the driver's record, from the nvidia_driver_gpu_settings result."""
     inputs = parts["inputs"]
     plan = parts["plan"]
     result = parts.get("settings") or {}
@@ -100,7 +100,7 @@ def driver_settings(parts, skip):
 
 def nvidia_container_toolkit(parts):
     """Parts: ``plan``, ``inputs`` (__nvidia_container_toolkit), ``keyring`` (path or None),
-    ``repo`` (the result of gpuops.dlserver.package_repository), ``resolved``, ``verified``,
+    ``repo`` (the result of gpuops.dlserver.__private.package_repository), ``resolved``, ``verified``,
     ``runtime`` (registered results; any may be absent)."""
     _need(parts, "nvidia_container_toolkit", "plan", "inputs")
     decision = dig(parts["plan"], "roles", "nvidia_container_toolkit", default={}) or {}
@@ -136,7 +136,7 @@ def dcgm_exporter(parts):
     """Parts: ``config`` (__dcgm_exporter_config), ``inputs`` (__dcgm_exporter), ``verified``
     (the verification, absent when it did not run), ``cuda_repo`` (gpuops_cuda_repo: the
     collection's CUDA repository of this host), ``repo`` (the result of
-    gpuops.dlserver.package_repository: ``configured_by`` names sources files that already serve
+    gpuops.dlserver.__private.package_repository: ``configured_by`` names sources files that already serve
     the repository); the last two may be absent."""
     _need(parts, "dcgm_exporter", "config", "inputs")
     config = parts["config"]
@@ -159,7 +159,7 @@ def dcgm_exporter(parts):
 
 def cuda_toolkit(parts):
     """Parts: ``plan``, ``inputs`` (__cuda_toolkit), ``resolved`` (the cuda_toolkit_plan filter's
-    decisions), ``repo`` (gpuops.dlserver.package_repository's result), ``cuda_repo``
+    decisions), ``repo`` (gpuops.dlserver.__private.package_repository's result), ``cuda_repo``
     (gpuops_cuda_repo), ``verified`` (the cuda_toolkit_verify filter's record); all but the
     first two may be absent."""
     _need(parts, "cuda_toolkit", "plan", "inputs")
@@ -221,7 +221,7 @@ def plan_record_decision(plan, driver_target=None):
     packages/driver_branches.py - the driver role refuses it), and not a plan
     that runs the driver role before that role has read the host and its repositories in this
     run and chosen the version to install (``driver_target``, the ``target`` of its
-    ``nvidia_driver_repo`` resolve; None or '' when it has not). site.yml's first play and the
+    ``nvidia_driver_host`` resolve; None or '' when it has not). site.yml's first play and the
     roles that run before the driver role therefore leave a driver host's record as it was; the
     driver role's status step records the plan it accepted, and every later role's the same.
     """

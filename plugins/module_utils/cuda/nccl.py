@@ -9,7 +9,7 @@ version (``2.21.5-1+cuda12.4``). apt takes ``libnccl2=<version>`` as an exact ve
 else (a glob such as ``*+cuda12.4*`` is not a version pin for ``apt-get install``), so the version is
 picked here: the newest that both packages carry for the default toolkit's CUDA.
 
-Pure functions, standard library only, Python 3.8+ (filter gpuops.dlserver.cuda_toolkit_nccl;
+Pure functions, standard library only, Python 3.8+ (filter gpuops.dlserver.__private.cuda_toolkit_nccl;
 tests: tests/unit/plugins/module_utils/cuda/test_nccl.py, on published ``apt policy`` output).
 """
 

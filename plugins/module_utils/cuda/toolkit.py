@@ -4,7 +4,7 @@
 """The cuda_toolkit role's decisions: which toolkits, packages and default, and whether the
 driver runs them.
 
-Pure functions, standard library only, Python 3.8+ (the filter gpuops.dlserver.cuda_toolkit_plan
+Pure functions, standard library only, Python 3.8+ (the filter gpuops.dlserver.__private.cuda_toolkit_plan
 reaches them; case table tests/unit/plugins/module_utils/data/cuda_toolkit_cases.yml). Every
 decision is a value plus a reason; every refusal names the variable to change and what would
 work. The tables below are data with their sources.
@@ -385,7 +385,7 @@ def packages(source, pair, inputs):
 def nccl(source, default, inputs):
     """{packages, cuda, reason}: NCCL for the default toolkit, or nothing. ``cuda`` is the build to
     match (NVIDIA's repository); the exact version is picked from the repository once it is
-    configured (cuda/nccl.py, filter gpuops.dlserver.cuda_toolkit_nccl)."""
+    configured (cuda/nccl.py, filter gpuops.dlserver.__private.cuda_toolkit_nccl)."""
     if not inputs.get('nccl'):
         return {'packages': [], 'cuda': None, 'reason': 'cuda_toolkit_nccl is false'}
     if default is None:

@@ -4,7 +4,7 @@
 """What the cuda_toolkit role's verify step found: each toolkit's nvcc release, the compile of the
 check program, and its run where a GPU and a loaded driver are present.
 
-Pure functions, standard library only (filter gpuops.dlserver.cuda_toolkit_verify; tests:
+Pure functions, standard library only (filter gpuops.dlserver.__private.cuda_toolkit_verify; tests:
 tests/unit/plugins/module_utils/cuda/test_verify.py, nvcc outputs with their sources).
 """
 

@@ -15,7 +15,7 @@ answer application-clock queries with ``[Requested functionality has been deprec
 older ones ``[N/A]`` or ``[Not Supported]``; such a GPU gets no ``-ac`` command (comparing
 the text with the wanted clocks ran ``nvidia-smi -ac`` on every play and never converged).
 The role offers no ECC setting, so ECC is not read. Pure functions, standard library only,
-Python 3.8 compatible (runs on the target inside nvidia_gpu_settings).
+Python 3.8 compatible (runs on the target inside nvidia_driver_gpu_settings).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -5,7 +5,7 @@
 
 Small pure functions, each a value plus a reason, tested from YAML case tables
 (tests/unit/plugins/module_utils/data/container_toolkit_*.yml), reached through the module
-gpuops.dlserver.nvidia_container_toolkit_facts.
+gpuops.dlserver.__private.nvidia_container_toolkit_host.
 
 ``VULNERABILITIES`` is the collection's table of the container-escape (and related)
 vulnerabilities NVIDIA published for the NVIDIA Container Toolkit, each with the first release

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Every decision of the os_tuning role, in one place.
 
-The role's YAML only orchestrates: the module ``gpuops.dlserver.os_tuning_facts`` reads the
+The role's YAML only orchestrates: the module ``gpuops.dlserver.__private.os_tuning_host`` reads the
 host once and hands what it read, with the role's converted inputs (``__os_tuning``), to
 ``decide()``. Each step is a small pure function returning a value and the reason for it:
 

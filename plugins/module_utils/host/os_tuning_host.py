@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The host side of gpuops.dlserver.os_tuning_facts: the one read of the host the os_tuning
+"""The host side of gpuops.dlserver.__private.os_tuning_host: the one read of the host the os_tuning
 role makes (no more than its decisions need), and the module's result.
 
 ``facts(params, check_mode, run_command)`` checks the inputs, reads the host under
@@ -54,12 +54,12 @@ class HostReader(object):
             with open(self.path(path)) as handle:
                 return handle.read()
         except (IOError, OSError) as exc:
-            raise HostError('os_tuning_facts: cannot read %s: %s' % (path, exc), rc=1, stderr=str(exc))
+            raise HostError('os_tuning_host: cannot read %s: %s' % (path, exc), rc=1, stderr=str(exc))
 
     def run(self, argv, what):
         rc, out, err = self.run_command(argv, environ_update=C_ENV)
         if rc != 0:
-            raise HostError('os_tuning_facts: %s failed (%s)' % (what, ' '.join(argv)), rc=rc, stdout=out, stderr=err)
+            raise HostError('os_tuning_host: %s failed (%s)' % (what, ' '.join(argv)), rc=rc, stdout=out, stderr=err)
         return out
 
     def unit_states(self, units):
@@ -136,10 +136,10 @@ def check_params(inputs, platform):
     """The module's inputs, before anything is read: raises HostError naming what is wrong."""
     missing = [name for name in REQUIRED_INPUTS if name not in inputs]
     if missing:
-        raise HostError('os_tuning_facts: inputs lacks %s; pass the converted role inputs (__os_tuning)'
+        raise HostError('os_tuning_host: inputs lacks %s; pass the converted role inputs (__os_tuning)'
                         % ', '.join(missing))
     if platform['cmdline_backend'] == 'grub_dropin' and not platform.get('grub_dropin'):
-        raise HostError('os_tuning_facts: platform.grub_dropin is required with the grub_dropin backend')
+        raise HostError('os_tuning_host: platform.grub_dropin is required with the grub_dropin backend')
     problems = os_tuning_inputs.problems(inputs)
     if problems:
         raise HostError('gpuops.dlserver.os_tuning: bad input, nothing was changed: %s.' % '; '.join(problems),
@@ -147,7 +147,7 @@ def check_params(inputs, platform):
 
 
 def facts(params, check_mode, run_command):
-    """The result of os_tuning_facts (``changed``, ``ansible_facts`` and the decisions)."""
+    """The result of os_tuning_host (``changed``, ``ansible_facts`` and the decisions)."""
     inputs, platform = params['inputs'], params['platform']
     check_params(inputs, platform)
     context = {

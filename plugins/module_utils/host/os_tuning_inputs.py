@@ -5,7 +5,7 @@
 
 ``problems()`` returns every problem of the converted inputs (``__os_tuning``), each naming the
 variable and what to change, in the order the variables are documented; the module
-``gpuops.dlserver.os_tuning_facts`` fails with them before any change. Every value that
+``gpuops.dlserver.__private.os_tuning_host`` fails with them before any change. Every value that
 reaches a file, a unit or the kernel command line is matched whole (``\\Z``, never ``$``).
 
 Pure functions, standard library only (the module imports this on the target).

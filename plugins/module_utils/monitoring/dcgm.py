@@ -15,7 +15,7 @@
   ``run`` command with the GPUs passed in and ``SYS_ADMIN`` only for profiling), the packages,
   the repository and the status record. Errors name the variable to change.
 
-The role reaches this through the filter ``gpuops.dlserver.dcgm_exporter_config``.
+The role reaches this through the filter ``gpuops.dlserver.__private.dcgm_exporter_config``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -306,7 +306,7 @@ def _container_command(inputs, profiling, csv_path):
 def _repository(inputs):
     """Where the role keeps NVIDIA's CUDA repository when it manages it. The URL and the key are the
     collection's (gpuops_cuda_repo: roles/common/tasks/cuda_repo.yml), the files are written by
-    roles/common/tasks/package_repo.yml (module gpuops.dlserver.package_repository)."""
+    roles/common/tasks/package_repo.yml (module gpuops.dlserver.__private.package_repository)."""
     return {'manage': bool(inputs.get('repo_manage')), 'key_path': '/etc/apt/keyrings/gpuops-dcgm.asc',
             'sources_file': '/etc/apt/sources.list.d/gpuops-dcgm.sources'}
 

@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Whether a dcgm_exporter run would change anything on this host: the converged fast path.
 
-``converged(config, state)``: ``config`` is what the filter gpuops.dlserver.dcgm_exporter_config
+``converged(config, state)``: ``config`` is what the filter gpuops.dlserver.__private.dcgm_exporter_config
 decided (``__dcgm_exporter_config``: mode, packages_missing, stop_units, container); ``state`` is
-what the module gpuops.dlserver.dcgm_exporter_host read in one round trip: ``gpg`` (present),
+what the module gpuops.dlserver.__private.dcgm_exporter_host read in one round trip: ``gpg`` (present),
 ``directory`` (the configuration directory is root:root 0755), ``counters`` and ``unit_file``
 (each file has the decided bytes, root:root 0644), ``units`` ({unit: {enabled, active}} as systemctl
 reads them), ``engine`` and ``image`` (container mode), ``page`` (the verification of the metrics

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What dcgm_exporter's verify step decides: whether to verify at all (a dry run verifies only
 where no task of the role would change anything), and whether what the exporter served is what
-its counters file lists (filters gpuops.dlserver.dcgm_exporter_verify_when and
-gpuops.dlserver.dcgm_exporter_verify; case table tests/unit/plugins/module_utils/data/dcgm_verify_cases.yml).
+its counters file lists (filters gpuops.dlserver.__private.dcgm_exporter_verify_when and
+gpuops.dlserver.__private.dcgm_exporter_verify; case table tests/unit/plugins/module_utils/data/dcgm_verify_cases.yml).
 
 Pure functions, standard library only, Python 3.8+.
 """

@@ -432,7 +432,7 @@ def decide(inputs, platform, host, arch, node=None):
     ``inputs``: the role's typed variables without prefix (``__node_exporter``); ``platform``:
     ``{name, package, package_binary, package_service}``; ``host``: inventory name (unused
     since the salt is random); ``arch``: ``ansible_architecture``; ``node``: what
-    ``gpuops.dlserver.node_exporter_host`` read (``account``, ``status``, ``hashes`` of the web
+    ``gpuops.dlserver.__private.node_exporter_host`` read (``account``, ``status``, ``hashes`` of the web
     configuration, ``files``: TLS path -> exists, pem), None when the host was not read.
     """
     del host

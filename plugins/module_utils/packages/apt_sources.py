@@ -9,7 +9,7 @@ version (``render_pin``) and of an origin (``render_origin_pin``), and the outpu
 ``apt-cache madison`` and ``dpkg-query``. Every value that reaches a file is checked with a full
 match first (``check_field``): a newline in a URL, suite or package name would add fields.
 
-Used by gpuops.dlserver.nvidia_driver_repo and gpuops.dlserver.package_repository. Pure
+Used by gpuops.dlserver.__private.nvidia_driver_host and gpuops.dlserver.__private.package_repository. Pure
 functions, standard library only, Python 3.8+.
 """
 

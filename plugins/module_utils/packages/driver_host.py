@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the module gpuops.dlserver.nvidia_driver_repo reads on the host: dpkg's state and
+"""What the module gpuops.dlserver.__private.nvidia_driver_host reads on the host: dpkg's state and
 locks, the apt sources, the versions the repositories carry (a scratch apt directory, read by
 apt's sandbox user; dnf repoquery), installed packages and kernels, the package index's age.
 

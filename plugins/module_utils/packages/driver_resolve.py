@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The actions resolve, after_install and verify of gpuops.dlserver.nvidia_driver_repo.
+"""The actions resolve, after_install and verify of gpuops.dlserver.__private.nvidia_driver_host.
 
 ``resolve`` reads the host and the repositories once (``driver_host``), checks the CUDA key
 (``repo_trust``), and hands everything to the pure decisions of ``nvidia_repo``; it renders the
@@ -32,7 +32,7 @@ CUDA_VARS = {'url_var': 'gpuops_cuda_repo_key_url', 'checksum_var': 'gpuops_cuda
 
 def cuda_key(cuda, needed):
     """The CUDA repository URL and the spec of its key (``gpuops_cuda_repo``, the filter
-    gpuops.dlserver.cuda_repository's result); no key when the host does not use the repository."""
+    gpuops.dlserver.__private.cuda_repository's result); no key when the host does not use the repository."""
     url = (cuda or {}).get('url') or ''
     if not needed:
         return url, None

@@ -6,7 +6,7 @@ is put back and said.
 
 The role nvidia_driver writes its apt pin (and repository files), releases holds, installs and
 holds again in several tasks; ``apt`` is atomic per call, not across them. So the resolve
-(``action=resolve`` of gpuops.dlserver.nvidia_driver_repo) reads a *snapshot* of what the change
+(``action=resolve`` of gpuops.dlserver.__private.nvidia_driver_host) reads a *snapshot* of what the change
 can touch before anything changes: the text of the role's repository and pin files, and every
 installed package of the driver's family with its version and hold. Where a task of the change
 fails, ``action=restore`` reads the host again, puts back what differs (files, packages at their

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Decisions of the nvidia_driver role, as small pure functions (module nvidia_driver_repo).
+"""Decisions of the nvidia_driver role, as small pure functions (module nvidia_driver_host).
 
 Each decision is a value plus a reason, tested from YAML case tables
 (tests/unit/plugins/module_utils/data/nvidia_repo_*.yml):

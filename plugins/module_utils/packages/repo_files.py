@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The files of one apt repository a role adds: keyring, deb822 sources, version pin.
 
-``plan`` is the decision of the module gpuops.dlserver.package_repository (called by
+``plan`` is the decision of the module gpuops.dlserver.__private.package_repository (called by
 ``roles/common/tasks/package_repo.yml`` for every role that adds a repository): from the
 checked spec and the key record of ``repo_trust.fetch_key`` it returns the files to write,
 or, when another sources file of the host already names the same URL (apt refuses one URL
@@ -11,7 +11,7 @@ with two different ``Signed-By`` keyrings), none, with the reason. ``run`` is th
 call (the edge is ``repo_trust.Host``); ``check`` is ``run`` with each file marked ``current``
 (whether the host has it so already), which is what a module returns. ``OPTIONS`` is the
 argument spec of a repository: package_repository's options, and the ``repository`` option of a
-role's read module that checks its repository in the same round trip (nvidia_container_toolkit_facts,
+role's read module that checks its repository in the same round trip (nvidia_container_toolkit_host,
 dcgm_exporter_host), which ``check_option`` validates and checks.
 
 Standard library and ansible.module_utils only, Python 3.8+.

@@ -9,9 +9,9 @@ fingerprint or a checksum to check it by), the key file is downloaded once, its 
 when the user gives one, its primary keys read with ``gpg --show-keys``, and only the wanted
 primary key exported (``choose_key`` decides which: a file with a second key is refused unless
 a fingerprint selects one) into an armored keyring that becomes the repository's
-``Signed-By``. Used by the modules gpuops.dlserver.package_repository (every role's
-repositories), gpuops.dlserver.nvidia_driver_repo (the scratch query of the CUDA repository)
-and gpuops.dlserver.nvidia_container_toolkit_facts.
+``Signed-By``. Used by the modules gpuops.dlserver.__private.package_repository (every role's
+repositories), gpuops.dlserver.__private.nvidia_driver_host (the scratch query of the CUDA repository)
+and gpuops.dlserver.__private.nvidia_container_toolkit_host.
 
 ``Host`` is the edge (commands with a C locale, files, downloads); ``Failure`` carries a
 message that names the variable to change.

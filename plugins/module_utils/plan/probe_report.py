@@ -5,7 +5,7 @@
 plan decided, per role whether a run would change something and whether a reboot would follow.
 
 ``host_report()`` builds one host's report from its plan, the driver role's read of the host
-and repositories (``nvidia_driver_repo`` action ``resolve``, run in check mode), node_exporter's
+and repositories (``nvidia_driver_host`` action ``resolve``, run in check mode), node_exporter's
 own decision on the host (its preflight in check mode, and a HEAD request of the release it would
 download), the roles' own
 settings checks (``host_plan`` option ``settings_checks``: ``plan/settings_checks.py``) and the
@@ -17,8 +17,8 @@ change is known), predicted to fail (its settings checks found a problem) or unk
 verdict (``verdict()``, ``fleet_verdict()``) counts the unknown ones and never calls a host or
 the fleet converged while any role is unknown.
 
-Pure functions, standard library only (reached through the filters gpuops.dlserver.probe_report
-and gpuops.dlserver.probe_fleet).
+Pure functions, standard library only (reached through the filters gpuops.dlserver.__private.probe_report
+and gpuops.dlserver.__private.probe_fleet).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -63,7 +63,7 @@ def pending_reboots(marker_text):
 def driver_change(plan, resolved):
     """What a run of nvidia_driver would do: ``{run, change, reboot, reason, installed, target}``.
 
-    ``resolved`` is the result of ``nvidia_driver_repo`` (action resolve) on this host, or None
+    ``resolved`` is the result of ``nvidia_driver_host`` (action resolve) on this host, or None
     when the role was not inspected (the plan gives the host no driver, or the plan failed).
     """
     driver = _dict(plan.get('driver'), 'plan.driver')

@@ -6,7 +6,7 @@
 Pure functions of the driver's CUDA version (and version, and the GPUs' architectures) from the
 probe, each a value plus a reason, from the tables below with their sources (case table:
 tests/unit/plugins/module_utils/data/python_stack_cases.yml, ``pytorch_index``).
-Standard library only, Python 3.8+ (imported by the module python_stack_env on the nodes).
+Standard library only, Python 3.8+ (imported by the module python_stack_host on the nodes).
 """
 
 from __future__ import absolute_import, division, print_function

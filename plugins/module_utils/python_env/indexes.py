@@ -7,7 +7,7 @@ file, and the PEP 503 pages of a wheel mirror.
 Plain-HTTP indexes are refused unless python_stack_insecure_index_hosts names their host (pip
 runs as root and builds sdists: an index that anyone on the network can answer for is root on
 the node); a named host is trusted with ``--trusted-host``, and the status says so.
-Standard library only, Python 3.8+ (imported by the module python_stack_env on the nodes).
+Standard library only, Python 3.8+ (imported by the module python_stack_host on the nodes).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -7,7 +7,7 @@ shells (with conda's shell hook) and a KEY=VALUE file for units and launchers.
 
 Every value written into the shell script is quoted for the shell (``shell_quote``); values and
 the conda prefix are single-line (``\n`` refused before anything is written).
-Standard library only, Python 3.8+ (imported by the module python_stack_env on the nodes).
+Standard library only, Python 3.8+ (imported by the module python_stack_host on the nodes).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -19,7 +19,7 @@ The rest lives beside it, by concern: ``requirements`` (pip requirements, lock f
 may use, requirement files, PEP 503 pages), ``node_env`` (the per-node framework variables and
 their files), ``python_stack_verify`` (the measurements inside an environment).
 
-Pure functions, standard library only, Python 3.8+ (imported by the module python_stack_env).
+Pure functions, standard library only, Python 3.8+ (imported by the module python_stack_host).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -159,7 +159,7 @@ def normalise_all(envs, inputs):
 
 def _index_decision(torch_tag):
     """The pytorch_index decision; with ``error`` where cuda_match refused the host (no build has
-    kernels for every GPU): python_stack_env fails the plan with it."""
+    kernels for every GPU): python_stack_host fails the plan with it."""
     decision = {'what': 'pytorch_index', 'value': torch_tag['value'], 'reason': torch_tag['reason']}
     if torch_tag.get('error'):
         decision['error'] = torch_tag['error']

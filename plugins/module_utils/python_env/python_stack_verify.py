@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What gpuops.dlserver.python_stack_env runs INSIDE one environment, with the environment's
+"""What gpuops.dlserver.__private.python_stack_host runs INSIDE one environment, with the environment's
 own python (``argv()`` below: ``<env>/bin/python -c <this file's source> ...``), printing what it
 saw as one JSON object. It measures; it decides nothing: the module judges the result
 (plugins/module_utils/python_env/python_stack.py). It imports nothing of Ansible or the collection, because

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Package requirements of python_stack environments: names, pip requirements, lock files.
 
-Runs on the managed nodes (module python_stack_env), so standard library only, Python 3.8+.
+Runs on the managed nodes (module python_stack_host), so standard library only, Python 3.8+.
 The subset of PEP 508 the role accepts (name, extras, version specifiers, marker; no direct
 references, no options) is matched whole (``re.fullmatch``): a newline is never part of a
 requirement.

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The converged fast path of python_stack: whether a host already is what the role's install,
 environments, configure and verify steps would leave, so that the role skips them in one
-skipped include (``python_stack_env`` action ``plan`` reads the host, stack_host.read_current;
+skipped include (``python_stack_host`` action ``plan`` reads the host, stack_host.read_current;
 the comparisons are here).
 
 - ``uv_requirement(version, sha256)``: the text of the role's pinned, hash-checked uv requirement.

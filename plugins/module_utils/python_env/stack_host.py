@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The host side of the module gpuops.dlserver.python_stack_env: the one place that reads and
+"""The host side of the module gpuops.dlserver.__private.python_stack_host: the one place that reads and
 changes the node (environment links and markers, interpreters, builds, kernels, verification
 runs), each action given the AnsibleModule for run_command / exit_json / fail_json. The
 decisions are the pure functions of python_stack.py and its siblings.
@@ -88,7 +88,7 @@ def do_plan(module):
     params = module.params
     inputs = params['inputs']
     if inputs is None:
-        module.fail_json(msg='python_stack_env: inputs is required with action=plan')
+        module.fail_json(msg='python_stack_host: inputs is required with action=plan')
     envs, problems = ps.normalise_all(inputs.get('environments', []), inputs)
     problems.extend(ne.env_default_problems(inputs.get('env_defaults')))
     problems.extend(ps.option_problems(inputs, envs))
@@ -294,7 +294,7 @@ def _kernel(module, res):
 def do_converge(module):
     res = module.params['environment']
     if not res:
-        module.fail_json(msg='python_stack_env: environment is required with action=converge')
+        module.fail_json(msg='python_stack_host: environment is required with action=converge')
     tools = module.params['tools'] or {}
     obs = observe(res)
     decision = ps.decide_action(res, obs)
@@ -391,7 +391,7 @@ def _run_build(module, argv, res, target, what, environ):
 def do_verify(module):
     res = module.params['environment']
     if not res:
-        module.fail_json(msg='python_stack_env: environment is required with action=verify')
+        module.fail_json(msg='python_stack_host: environment is required with action=verify')
     if not os.path.islink(res['link']) or _read_marker(res['link']) is None:
         if module.check_mode:
             module.exit_json(changed=False, verification={'ok': None, 'summary': 'not built yet (check mode)'})

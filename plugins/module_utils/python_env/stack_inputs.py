@@ -7,9 +7,9 @@ conda's command lines (issue 19), each returning None or a message naming the va
 Every pattern is a full match (``re.fullmatch``), so a trailing newline is refused; paths are
 absolute and normal (``core/systemd.owned_path_error``) and at most ``MAX_PATH`` characters.
 ``option_input_problems(inputs)`` runs them all; ``python_stack.option_problems`` calls it, so the
-preflight (``python_stack_env`` action=plan, ``stack_host.do_plan``) refuses before any change.
+preflight (``python_stack_host`` action=plan, ``stack_host.do_plan``) refuses before any change.
 
-Pure functions, standard library only, Python 3.8+ (imported by the module python_stack_env).
+Pure functions, standard library only, Python 3.8+ (imported by the module python_stack_host).
 """
 
 from __future__ import absolute_import, division, print_function

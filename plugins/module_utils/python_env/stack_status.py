@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What python_stack reports: whether what the verification saw inside an environment is what
 the host should give it, the one-line summary, and the status record (filter
-gpuops.dlserver.python_stack_status).
+gpuops.dlserver.__private.python_stack_status).
 
 Pure functions, standard library only, Python 3.8+.
 """

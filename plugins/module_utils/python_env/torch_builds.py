@@ -15,7 +15,7 @@ torch/cuda/__init__.py): ``50`` is 5.0, ``120`` is 12.0. ``sm``: the capabilitie
 machine code (SASS) for; ``ptx``: those it also holds PTX for (JIT-compiled on newer GPUs).
 Linux x86_64 wheels only.
 
-Pure functions, standard library only, Python 3.8+ (imported by the module python_stack_env).
+Pure functions, standard library only, Python 3.8+ (imported by the module python_stack_host).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -2,7 +2,7 @@
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The input checks of the gpu_validate role, run by its preflight (filter
-gpuops.dlserver.validate_inputs) before anything is installed or measured.
+gpuops.dlserver.__private.validate_inputs) before anything is installed or measured.
 
 ``input_problems(inputs)`` takes the role's typed inputs (``__gpu_validate``: the variables
 converted by its argument spec, without the ``gpu_validate_`` prefix) and returns one message per

@@ -2,7 +2,7 @@
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What gpuops.dlserver.gpu_validate runs INSIDE the user's Python environment (the one
-python_stack built, with PyTorch), handed to its python with ``-c`` the way python_stack_env
+python_stack built, with PyTorch), handed to its python with ``-c`` the way python_stack_host
 hands python_stack_verify.py: ``argv()`` below. It measures and prints one JSON object after
 MARKER; it decides nothing (plugins/module_utils/validate/perf.py judges). It imports nothing of
 Ansible or the collection, because the environment has neither.

@@ -19,7 +19,7 @@ import os
 
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import value_problems
+from ansible_collections.gpuops.dlserver.plugins.action.__private.role_inputs import value_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit as cuda_toolkit
@@ -125,7 +125,7 @@ _NE_PLATFORM = {"name": "Debian 12", "package": "prometheus-node-exporter",
 
 def _python_stack(inputs):
     envs = copy.deepcopy(inputs.get("environments") or [])
-    # The same checks, in the same order, as python_stack_env's plan action (stack_host.do_plan).
+    # The same checks, in the same order, as python_stack_host's plan action (stack_host.do_plan).
     norm, problems = python_stack.normalise_all(envs, inputs)
     return (list(problems) + node_env.env_default_problems(inputs.get("env_defaults"))
             + python_stack.option_problems(inputs, norm))

@@ -68,7 +68,7 @@ def playbook(tmp_path, tasks, extra=None, check=False, isolate=False):
 # roles/common/vars/main.yml); the cases are in tests/unit/plugins/module_utils/core/test_platforms.py.
 # Here the action itself, with the real table and the facts of other systems.
 PLATFORM_TASK = """    - name: Check the platform and convert the variables of os_tuning
-      gpuops.dlserver.role_inputs:
+      gpuops.dlserver.__private.role_inputs:
         role: os_tuning
         platforms: "{{ (lookup('ansible.builtin.file', '%s') | from_yaml).__common_supported_platforms }}"
       vars:

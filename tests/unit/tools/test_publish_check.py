@@ -95,3 +95,30 @@ def test_the_declared_files_are_what_meta_execution_environment_names():
     assert meta["dependencies"] == {"python": "requirements.txt", "system": "bindep.txt"}
     assert publish_check._declared(os.path.join(REPO, "bindep.txt")) == [
         "openssh-client [platform:dpkg]", "openssh-clients [platform:rpm]"]
+
+
+# what ansible-lint (run by the importer) printed for a private plugin (docs/public-surface.md)
+PRIVATE_DEEP = ("WARNING: plugins/modules/__private/os_tuning_host.py:1: fqcn[deep][/]: Deep plugins directory is "
+                "discouraged. Move 'plugins/modules/__private/os_tuning_host.py' directly under 'plugins/modules' "
+                "folder. (warning)")
+
+
+def test_the_deep_directory_warning_of_a_private_plugin_passes_and_no_other():
+    assert publish_check.importer_problems(CLEAN.replace("Collection loading", PRIVATE_DEEP + "\nCollection loading"), 0) == []
+    for other in (PRIVATE_DEEP.replace("__private/", "extra/", 1),            # another deep directory
+                  PRIVATE_DEEP.replace("/__private/", "/__private/sub/"),     # deeper than the private directory
+                  PRIVATE_DEEP.replace("fqcn[deep][/]", "fqcn[action][/]"),   # another rule on a private file
+                  PRIVATE_DEEP + " and more",
+                  PRIVATE_DEEP.replace("os_tuning_host.py:1", "os_tuning_host.py\n:1")):
+        problems = publish_check.importer_problems(CLEAN.replace("Collection loading", other + "\nCollection loading"), 0)
+        assert problems, other
+
+
+def test_a_private_plugin_needs_no_docs_in_the_result_but_a_public_one_does():
+    result = {"docs_blob": {"contents": [_content("module", "__private.os_tuning_host", doc=False),
+                                         _content("filter", "__private.probe_report", doc=False),
+                                         _content("module", "os_tuning_host", doc=False),
+                                         _content("module", "sub.__private.x", doc=False)]},
+              "contents": []}
+    assert publish_check.result_problems(result) == ["module os_tuning_host has no documentation in the importer result",
+                                                     "module sub.__private.x has no documentation in the importer result"]

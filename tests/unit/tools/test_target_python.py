@@ -24,7 +24,7 @@ def _tree(tmp_path, files):
 
 def test_the_modules_and_what_they_import_are_checked():
     files = [os.path.relpath(f, ROOT) for f in tp.target_files()]
-    assert "plugins/modules/nvidia_container_toolkit_facts.py" in files
+    assert "plugins/modules/__private/nvidia_container_toolkit_host.py" in files
     assert "plugins/module_utils/engines/container_engines.py" in files
     assert "plugins/module_utils/engines/toml_lite.py" in files, "imported through container_engines"
     assert "plugins/module_utils/engines/__init__.py" in files

@@ -10,10 +10,10 @@ MIRROR = "http://mirror.example.internal/gpuops"
 PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
-    - gpuops.dlserver.role_inputs:
+    - gpuops.dlserver.__private.role_inputs:
         role: python_stack
       register: python_stack
-    - gpuops.dlserver.role_inputs:
+    - gpuops.dlserver.__private.role_inputs:
         role: common
         entry_point: cuda_repo
       register: cuda_inputs

@@ -1,4 +1,4 @@
-"""gpuops.dlserver.role_inputs through a real ansible-playbook run with -e key=value strings."""
+"""gpuops.dlserver.__private.role_inputs through a real ansible-playbook run with -e key=value strings."""
 import json
 import os
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import ROLES_DIR, platform_var_files
+from ansible_collections.gpuops.dlserver.plugins.action.__private.role_inputs import ROLES_DIR, platform_var_files
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -14,7 +14,7 @@ BIN = os.path.dirname(sys.executable)
 PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
-    - gpuops.dlserver.role_inputs:
+    - gpuops.dlserver.__private.role_inputs:
         role: os_tuning
       register: result
     - ansible.builtin.copy:
@@ -121,7 +121,7 @@ PLATFORM_PLAY = """- hosts: localhost
     ansible_facts: {os_family: Debian, distribution: Debian, distribution_major_version: "12",
                     distribution_version: "12.8"}
   tasks:
-    - gpuops.dlserver.role_inputs:
+    - gpuops.dlserver.__private.role_inputs:
         role: %s
         platform_vars: true
       register: result
@@ -158,7 +158,7 @@ def test_without_platform_vars_nothing_of_vars_is_published(tmp_path, run_play):
                                         if os.path.isfile(os.path.join(ROLES_DIR, r, "meta", "argument_specs.yml"))))
 def test_the_fast_yaml_loader_reads_every_argument_spec_as_safe_load_does(role):
     import yaml
-    from ansible_collections.gpuops.dlserver.plugins.action import role_inputs as ri
+    from ansible_collections.gpuops.dlserver.plugins.action.__private import role_inputs as ri
     path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
     with open(path) as fast, open(path) as slow:
         assert ri.read_yaml(fast) == yaml.safe_load(slow)

@@ -1,11 +1,11 @@
-"""gpuops.dlserver.status_file's action: the host asked once per run, the rest answered here."""
+"""gpuops.dlserver.__private.status_file's action: the host asked once per run, the rest answered here."""
 import json
 import os
 import stat
 
 import pytest
 
-from ansible_collections.gpuops.dlserver.plugins.action.status_file import current, known_states, run_id, wanted
+from ansible_collections.gpuops.dlserver.plugins.action.__private.status_file import current, known_states, run_id, wanted
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import file_states, text_digest
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import record_text
 
@@ -76,16 +76,16 @@ PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
     - name: first
-      gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
+      gpuops.dlserver.__private.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
       register: first
     - name: same bytes, another role's file not written yet
-      gpuops.dlserver.status_file: {path: "{{ dir }}/b.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
+      gpuops.dlserver.__private.status_file: {path: "{{ dir }}/b.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
       register: second
     - name: same bytes again
-      gpuops.dlserver.status_file: {path: "{{ dir }}/b.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
+      gpuops.dlserver.__private.status_file: {path: "{{ dir }}/b.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
       register: third
     - name: other bytes
-      gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
+      gpuops.dlserver.__private.status_file: {path: "{{ dir }}/a.json", status: {run: false}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json"}
       register: fourth
     - ansible.builtin.copy:
         dest: "{{ out }}"
@@ -129,8 +129,8 @@ def test_one_round_trip_per_run_and_a_new_run_trusts_nothing(tmp_path, run_play)
 FACT_PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
-    - gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, fact: a_status}
-    - gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, fact: again_status}
+    - gpuops.dlserver.__private.status_file: {path: "{{ dir }}/a.json", status: {run: true}, fact: a_status}
+    - gpuops.dlserver.__private.status_file: {path: "{{ dir }}/a.json", status: {run: true}, fact: again_status}
       register: answered_here
     - ansible.builtin.copy:
         dest: "{{ out }}"
@@ -172,11 +172,12 @@ KNOWN_PLAY = """- hosts: localhost
   gather_facts: false
   tasks:
     - name: first, with the digests another module read this run
-      gpuops.dlserver.status_file:
+      gpuops.dlserver.__private.status_file:
         {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: "{{ known }}"}
       register: first
     - name: second, the same bytes
-      gpuops.dlserver.status_file: {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: {}}
+      gpuops.dlserver.__private.status_file:
+        {path: "{{ dir }}/a.json", status: {run: true}, plan: {roles: {}}, plan_path: "{{ dir }}/plan.json", known_files: {}}
       register: second
     - ansible.builtin.copy:
         dest: "{{ out }}"

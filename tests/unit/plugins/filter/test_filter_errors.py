@@ -1,7 +1,7 @@
 """One error convention for every filter of the collection: bad input raises AnsibleFilterError
 (naming the variable or argument), it is never returned for YAML to assert.
 
-BAD lists one bad call per filter; a filter added to plugins/filter/ without a row here fails
+BAD lists one bad call per filter; a filter added to plugins/filter/ (public, or private in __private/) without a row here fails
 test_every_filter_has_a_bad_input_case, so the convention holds for new filters too.
 """
 import glob
@@ -12,8 +12,12 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-NAMES = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(REPO, "plugins", "filter", "*.py"))
-               if not os.path.basename(p).startswith("_"))
+# every filter file, public (plugins/filter/<name>.py) or private (plugins/filter/__private/<name>.py), as a
+# module path under plugins.filter
+NAMES = sorted([os.path.basename(p)[:-3] for p in glob.glob(os.path.join(REPO, "plugins", "filter", "*.py"))
+                if os.path.basename(p) != "__init__.py"]
+               + ["__private." + os.path.basename(p)[:-3]
+                  for p in glob.glob(os.path.join(REPO, "plugins", "filter", "__private", "*.py"))])
 
 
 def _filters():

@@ -1,11 +1,12 @@
-"""Filters node_exporter_plan, prometheus_targets, prometheus_config (plugins/filter/<name>.py)."""
+"""Filters node_exporter_plan, prometheus_targets, prometheus_config (plugins/filter/__private/<name>.py)."""
 import os
 
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter import node_exporter_plan, prometheus_config, prometheus_targets
+from ansible_collections.gpuops.dlserver.plugins.filter.__private import node_exporter_plan, prometheus_config
+from ansible_collections.gpuops.dlserver.plugins.filter.__private import prometheus_targets
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 FILTERS = dict(node_exporter_plan.FilterModule().filters(), **prometheus_targets.FilterModule().filters())

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpuops.dlserver.volcano_plan filter through Ansible itself: the role's typed inputs
+"""The gpuops.dlserver.__private.volcano_plan filter through Ansible itself: the role's typed inputs
 (role_inputs), hostvars of probed inventory hosts, what k8s_info would return - and bad input
 failing the play, naming the variable, before any task could apply anything."""
 
@@ -18,8 +18,8 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.volcano_plan import volcano_plan
-from ansible_collections.gpuops.dlserver.plugins.filter.volcano_smoke_result import volcano_smoke_result
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.volcano_plan import volcano_plan
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.volcano_smoke_result import volcano_smoke_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, '..', '..', '..', '..'))
@@ -30,13 +30,13 @@ PLAYBOOK = """
 - hosts: localhost
   gather_facts: false
   tasks:
-    - gpuops.dlserver.role_inputs:
+    - gpuops.dlserver.__private.role_inputs:
         role: volcano
       register: result
     - ansible.builtin.copy:
         dest: "{{ out }}"
         content: >-
-          {{ result.inputs | gpuops.dlserver.volcano_plan(cluster_info, nodes, [], [], groups['gpu_nodes'], hostvars)
+          {{ result.inputs | gpuops.dlserver.__private.volcano_plan(cluster_info, nodes, [], [], groups['gpu_nodes'], hostvars)
              | to_json }}
 """
 

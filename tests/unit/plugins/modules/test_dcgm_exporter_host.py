@@ -1,4 +1,4 @@
-"""gpuops.dlserver.dcgm_exporter_host through main(): a converged host (files, units, gpg as the
+"""gpuops.dlserver.__private.dcgm_exporter_host through main(): a converged host (files, units, gpg as the
 role leaves them) is verified in the same round trip; a drifted file, mode or unit reopens the
 role's steps without reading the page; host mode without apt fails naming dcgm_exporter_mode."""
 
@@ -8,7 +8,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm_verify import verify_metrics
-from ansible_collections.gpuops.dlserver.plugins.modules import dcgm_exporter_host as mod
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import dcgm_exporter_host as mod
 from module_harness import ExitJson, FailJson
 
 PAGE = "# HELP DCGM_FI_DEV_GPU_TEMP x\nDCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 41\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 80\n"

@@ -6,6 +6,7 @@ import os
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import node
 from ansible_collections.gpuops.dlserver.plugins.modules import gpu_validate
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
@@ -150,12 +151,12 @@ def test_each_gpu_is_measured_in_its_native_precision(monkeypatch):
     def fake_run(argv, timeout):
         seen.append(argv)
         return 0, '', ''
-    monkeypatch.setattr(gpu_validate, "_run", fake_run)
-    monkeypatch.setattr(gpu_validate.runner, "run_parallel", lambda argvs, timeout, env: [(1, '', 'not run')] * len(argvs))
+    monkeypatch.setattr(node, "_run", fake_run)
+    monkeypatch.setattr(node.runner, "run_parallel", lambda argvs, timeout, env: [(1, '', 'not run')] * len(argvs))
     gpus = [{"pci_device_id": "0x1db5", "compute_capability": "7.0", "architecture": "volta"},
             {"pci_device_id": "0x20b2", "compute_capability": "8.0", "architecture": "ampere"}]
     params = {"python": "/env/bin/python", "size_mib": 8, "resnet50": True, "resnet50_batch": 16, "timeout": 5}
-    gpu_validate._local(params, gpus, "cuda", gpu_validate.perf.validate_thresholds({}, {}))
+    node._local(params, gpus, "cuda", node.perf.validate_thresholds({}, {}))
     dtypes = [(a[a.index("--mode") + 1], a[a.index("--gpu") + 1], a[a.index("--dtype") + 1])
               for a in seen if "--dtype" in a]
     assert dtypes == [("local", "0", "float16"), ("resnet50", "0", "float16"),

@@ -7,6 +7,7 @@ import stat
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import node
 from ansible_collections.gpuops.dlserver.plugins.modules import gpu_validate
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
@@ -96,8 +97,8 @@ def _params(dirs, rank):
 def test_ib_write_bw_client_judges_against_the_link_rate(dirs, tmp_path):
     _ib_tree(tmp_path)
     _double(tmp_path / "bin", "ib_write_bw", "perftest/write-bw-bnxt-re0-3qp-duration-scc24.txt")
-    merged = gpu_validate.perf.validate_thresholds({}, {})
-    (check,) = gpu_validate._ib(_params(dirs, 1), {"nics": []}, merged)  # pylint: disable=protected-access
+    merged = node.perf.validate_thresholds({}, {})
+    (check,) = node._ib(_params(dirs, 1), {"nics": []}, merged)  # pylint: disable=protected-access
     assert check["check"] == "ib_write_bw" and check["status"] == "pass", check
     assert check["subject"] == "n0 (127.0.0.1)" and check["fraction"] == pytest.approx(0.909, abs=0.001)
 
@@ -105,13 +106,13 @@ def test_ib_write_bw_client_judges_against_the_link_rate(dirs, tmp_path):
 def test_ib_write_bw_server_counts_its_peers(dirs, tmp_path):
     _ib_tree(tmp_path)
     _double(tmp_path / "bin", "ib_write_bw", "perftest/write-bw-rocep1s0f1-4qp-dgxspark-eugr.txt")
-    merged = gpu_validate.perf.validate_thresholds({}, {})
-    (check,) = gpu_validate._ib(_params(dirs, 0), {"nics": []}, merged)  # pylint: disable=protected-access
+    merged = node.perf.validate_thresholds({}, {})
+    (check,) = node._ib(_params(dirs, 0), {"nics": []}, merged)  # pylint: disable=protected-access
     assert check["status"] == "pass" and check["value"] == "1 of 1 peers", check
 
 
 def test_ib_write_bw_skipped_without_a_port(dirs):
-    merged = gpu_validate.perf.validate_thresholds({}, {})
+    merged = node.perf.validate_thresholds({}, {})
     facts = {"nics": [{"ib_devices": ["mlx5_0"]}, {"ib_devices": []}]}
-    (check,) = gpu_validate._ib(_params(dirs, 1), facts, merged)  # pylint: disable=protected-access
+    (check,) = node._ib(_params(dirs, 1), facts, merged)  # pylint: disable=protected-access
     assert check["status"] == "skip" and "mlx5_0 on PCI, but no port under /sys/class/infiniband" in check["reason"]

@@ -1,4 +1,4 @@
-"""gpuops.dlserver.package_repository, the one way a role adds a repository, and the key trust of
+"""gpuops.dlserver.__private.package_repository, the one way a role adds a repository, and the key trust of
 EVERY role that trusts a key: each include of roles/common/tasks/package_repo.yml found in the roles
 (dcgm_exporter, cuda_toolkit, ...), each read module's repository option (nvidia_container_toolkit's
 resolve, dcgm_exporter's host read) and nvidia_driver's CUDA key are run against a key
@@ -17,7 +17,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_trust
-from ansible_collections.gpuops.dlserver.plugins.modules import package_repository as mod
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import package_repository as mod
 from module_harness import ExitJson, FailJson
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -26,8 +26,8 @@ pytestmark = pytest.mark.skipif(not shutil.which("gpg"), reason="needs gpg")
 
 # role read modules that check their repository in their own round trip (option ``repository``:
 # the same options and library as package_repository)
-READ_MODULES_WITH_A_REPOSITORY = ("gpuops.dlserver.nvidia_container_toolkit_facts",
-                                  "gpuops.dlserver.dcgm_exporter_host")
+READ_MODULES_WITH_A_REPOSITORY = ("gpuops.dlserver.__private.nvidia_container_toolkit_host",
+                                  "gpuops.dlserver.__private.dcgm_exporter_host")
 ROLE_VAR_RE = re.compile(r"\{\{ *(__[a-z0-9_]+) *(?:if [^}]*)?\}\}")
 
 

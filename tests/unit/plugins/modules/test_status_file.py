@@ -1,4 +1,4 @@
-"""gpuops.dlserver.status_file: the status and plan files, written only when they differ."""
+"""gpuops.dlserver.__private.status_file: the status and plan files, written only when they differ."""
 import json
 import os
 
@@ -7,7 +7,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, plan_to_record, record_text, status_files
-from ansible_collections.gpuops.dlserver.plugins.modules import status_file
+from ansible_collections.gpuops.dlserver.plugins.modules.__private import status_file
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
 PLAN = {"driver": {"branch": {"value": "570", "from": "newest"}}, "roles": {"node_exporter": {"run": True}}}

@@ -1,11 +1,11 @@
 """The URL a failed download failed on (plugins/module_utils/core/download_failure.py), from
-data/download_failure_cases.yml, and the filter gpuops.dlserver.download_failure."""
+data/download_failure_cases.yml, and the filter gpuops.dlserver.__private.download_failure."""
 import os
 
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.filter.download_failure import download_failure
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.download_failure import download_failure
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import download_failure as df
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")

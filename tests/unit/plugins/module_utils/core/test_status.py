@@ -5,7 +5,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.role_status import role_status
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.role_status import role_status
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, build, dig
 
 with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "role_status_cases.yml")) as _fh:
@@ -36,7 +36,7 @@ def test_status_table(case):
 def test_bad_parts_are_refused(role, parts, word):
     with pytest.raises(StatusError, match=word):
         build(role, parts)
-    with pytest.raises(AnsibleFilterError, match="gpuops.dlserver.role_status"):
+    with pytest.raises(AnsibleFilterError, match="gpuops.dlserver.__private.role_status"):
         role_status(parts, role)
 
 

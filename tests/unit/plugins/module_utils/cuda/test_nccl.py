@@ -1,5 +1,5 @@
 """The NCCL version the cuda_toolkit role installs (plugins/module_utils/cuda/nccl.py) and the filter
-gpuops.dlserver.cuda_toolkit_nccl, from data/cuda_nccl_cases.yml and the published apt policy
+gpuops.dlserver.__private.cuda_toolkit_nccl, from data/cuda_nccl_cases.yml and the published apt policy
 outputs in tests/fixtures/apt-policy/."""
 import os
 
@@ -7,7 +7,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.cuda_toolkit_nccl import cuda_toolkit_nccl
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.cuda_toolkit_nccl import cuda_toolkit_nccl
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import nccl
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,5 +1,5 @@
 """The cuda_toolkit role's decisions (plugins/module_utils/cuda/toolkit.py) and the filter
-gpuops.dlserver.cuda_toolkit_plan, from data/cuda_toolkit_cases.yml."""
+gpuops.dlserver.__private.cuda_toolkit_plan, from data/cuda_toolkit_cases.yml."""
 import os
 import re
 
@@ -7,7 +7,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.cuda_toolkit_plan import cuda_toolkit_plan
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.cuda_toolkit_plan import cuda_toolkit_plan
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import cuda_match
 

@@ -1,6 +1,6 @@
 """What the cuda_toolkit role's verify step reads (plugins/module_utils/cuda/verify.py), on real
 nvcc --version outputs."""
-from ansible_collections.gpuops.dlserver.plugins.filter.cuda_toolkit_verify import cuda_toolkit_verify
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.cuda_toolkit_verify import cuda_toolkit_verify
 from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import verify
 
 # SOURCE: nvcc -V of CUDA 12.4 Update 1 as printed in published install notes (Ubuntu 22.04,

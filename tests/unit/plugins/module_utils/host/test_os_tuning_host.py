@@ -1,4 +1,4 @@
-"""host/os_tuning_host: the host read and the result of os_tuning_facts, without AnsibleModule."""
+"""host/os_tuning_host: the host read and the result of os_tuning_host, without AnsibleModule."""
 import pytest
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_host as oth
@@ -16,7 +16,7 @@ def test_a_failed_command_carries_its_output():
     reader = oth.HostReader(lambda argv, environ_update: (3, "out", "err"), "/")
     with pytest.raises(oth.HostError) as err:
         reader.run(["apt-get", "x"], "simulating the upgrades")
-    assert err.value.msg == "os_tuning_facts: simulating the upgrades failed (apt-get x)"
+    assert err.value.msg == "os_tuning_host: simulating the upgrades failed (apt-get x)"
     assert err.value.details == {"rc": 3, "stdout": "out", "stderr": "err"}
 
 

@@ -1,6 +1,6 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """dcgm_exporter's verify decision (plugins/module_utils/monitoring/dcgm_verify.py) from its case
-table, through the filter gpuops.dlserver.dcgm_exporter_verify_when too."""
+table, through the filter gpuops.dlserver.__private.dcgm_exporter_verify_when too."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +12,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.dcgm_exporter_verify_when import dcgm_exporter_verify_when
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.dcgm_exporter_verify_when import dcgm_exporter_verify_when
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_verify
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'data')

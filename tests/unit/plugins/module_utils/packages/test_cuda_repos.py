@@ -1,5 +1,5 @@
 """NVIDIA's CUDA repository per distribution (plugins/module_utils/packages/cuda_repos.py) and the
-filter gpuops.dlserver.cuda_repository, from data/cuda_repos_cases.yml. The key every role that
+filter gpuops.dlserver.__private.cuda_repository, from data/cuda_repos_cases.yml. The key every role that
 installs from the CUDA repository trusts (nvidia_driver, dcgm_exporter) is this table's."""
 import os
 
@@ -7,7 +7,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.filter.cuda_repository import cuda_repository
+from ansible_collections.gpuops.dlserver.plugins.filter.__private.cuda_repository import cuda_repository
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import cuda_repos
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

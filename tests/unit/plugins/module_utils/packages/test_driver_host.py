@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What gpuops.dlserver.nvidia_driver_repo reads on the host (plugins/module_utils/packages/driver_host.py):
+"""What gpuops.dlserver.__private.nvidia_driver_host reads on the host (plugins/module_utils/packages/driver_host.py):
 an interrupted dpkg and a held lock (commands and /proc mocked), the package index (check mode
 reads only), and the scratch apt directory (read by apt's sandbox user, not as root)."""
 

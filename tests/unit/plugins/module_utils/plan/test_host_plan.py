@@ -14,7 +14,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.action.role_inputs import load_spec
+from ansible_collections.gpuops.dlserver.plugins.action.__private.role_inputs import load_spec
 from ansible_collections.gpuops.dlserver.plugins.action.host_plan import public_roles
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_branches

@@ -1,0 +1,149 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: node_exporter_textfile
+short_description: Write the GPU facts of a host for node_exporter's textfile collector
+version_added: 0.1.0
+description:
+  - Renders what the collection knows about the host - the GPUs and NVSwitches the probe found
+    on PCI, each GPU's PCIe link and whether it is degraded, the driver, the hardware plan's
+    decisions, the reboots gpuops roles left pending and the kernel updates the os_tuning hold
+    keeps back - as C(gpuops_*) metrics in Prometheus' text format
+    (C(plugins/module_utils/monitoring/gpu_textfile.py)).
+  - Writes them atomically (a temporary file in the same directory, then C(atomic_move)), so that
+    node_exporter never reads half a file; the file changes only when a value changed.
+  - "Reads on the host: O(reboot_marker) and O(os_tuning_status_file), when they exist."
+author:
+  - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+options:
+  path:
+    description: The file to write, ending in C(.prom), in node_exporter's textfile directory.
+    type: path
+    required: true
+  gpu:
+    description: The probe's facts (C(gpuops_gpu), from M(gpuops.dlserver.gpu_facts)).
+    type: dict
+    required: true
+  plan:
+    description: The hardware plan (C(gpuops_plan), from the C(gpuops.dlserver.gpu_plan) filter).
+    type: dict
+    default: {}
+  reboot_marker:
+    description: "The collection's pending-reboot file, one line C(<role>: <reason>) per role."
+    type: path
+    default: /run/gpuops/reboot-required
+  os_tuning_status_file:
+    description: The status file of the C(gpuops.dlserver.os_tuning) role (held-back kernel updates).
+    type: path
+    default: /etc/gpuops/os_tuning.json
+  mode:
+    description: File mode of O(path).
+    type: str
+    default: "0644"
+"""
+
+EXAMPLES = r"""
+- name: Write the GPU facts for the textfile collector
+  gpuops.dlserver.__private.node_exporter_textfile:
+    path: /var/lib/node_exporter/textfile/gpuops.prom
+    gpu: "{{ ansible_facts.gpuops_gpu }}"
+    plan: "{{ gpuops_plan }}"
+"""
+
+RETURN = r"""
+content:
+  description: The metrics written (or that would be written in check mode).
+  returned: always
+  type: str
+  sample: "# HELP gpuops_gpus_on_pci ...\ngpuops_gpus_on_pci 8\n"
+reboot_pending_roles:
+  description: Roles whose reboot is pending, from O(reboot_marker).
+  returned: always
+  type: list
+  elements: str
+  sample: [os_tuning]
+"""
+
+import json
+import os
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import write_atomic
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.gpu_textfile import parse_reboot_marker, render
+
+
+def _read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', required=True),
+            gpu=dict(type='dict', required=True),
+            plan=dict(type='dict', default={}),
+            reboot_marker=dict(type='path', default='/run/gpuops/reboot-required'),
+            os_tuning_status_file=dict(type='path', default='/etc/gpuops/os_tuning.json'),
+            mode=dict(type='str', default='0644'),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    path = params['path']
+    directory = os.path.dirname(path)
+    if not re.match(r'0?[0-7]{3}\Z', params['mode']):
+        module.fail_json(msg='mode: %r is not an octal file mode such as 0644' % params['mode'])
+    mode = int(params['mode'], 8)
+    if not path.endswith('.prom'):
+        module.fail_json(msg='path: %s must end in .prom, or the textfile collector ignores it' % path)
+    if not os.path.isdir(directory) and not module.check_mode:
+        module.fail_json(msg='path: the directory %s does not exist (the textfile collector directory)' % directory)
+    marker = _read(params['reboot_marker'])
+    status = None
+    status_text = _read(params['os_tuning_status_file'])
+    if status_text:
+        try:
+            status = json.loads(status_text)
+        except ValueError as exc:
+            module.fail_json(msg='os_tuning_status_file: %s is not JSON: %s' % (params['os_tuning_status_file'], exc))
+    content = render(params['gpu'], params['plan'], marker, status)
+    before = _read(path)
+    changed = before != content
+    result = dict(changed=changed, content=content, reboot_pending_roles=parse_reboot_marker(marker),
+                  diff=dict(before=before or '', after=content, before_header=path, after_header=path))
+    if changed and not module.check_mode:
+        try:
+            write_atomic(path, content, mode, module=module)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='path: cannot write %s: %s' % (path, exc))
+    if not changed or module.check_mode:
+        if before is not None and not module.check_mode:
+            result['changed'] = module.set_fs_attributes_if_different(
+                module.load_file_common_arguments(dict(path=path, mode=params['mode'])), False)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
