@@ -525,6 +525,7 @@ NOT_VENDOR = dict(
         ('validate/inputs.py', ('_NEVER',), _PATHS), ('validate/measure.py', ('DTYPES',), _OWN),
         ('validate/measure.py', ('RESNET50_STAGES',), 'the ResNet-50 network layout (He et al. 2015, stages of 3, 4, 6 and '
          '3 blocks) the measurement builds, no vendor fact'),
+        ('validate/node.py', ('_EXTRA_ENV',), _OWN),
         ('validate/observe.py', ('_RETIRE_CAUSES',), _WORDS),
         ('validate/perf.py', ('DEFAULT_THRESHOLDS',), _POLICY), ('validate/perf.py', ('METRICS',), _OWN),
         ('validate/report.py', ('RANK',), _OWN),
