@@ -234,7 +234,9 @@ def _not_upgraded(previous, target, ev, was):
     return {'action': 'hold', 'version': 'unknown', 'uncordon': False, 'restored': False,
             'reason': 'the driver\'s one-step change to %s (pins, holds, packages) finished, then the role failed%s%s '
                       'before it verified the driver: no rollback was tried and what the node runs is unknown to this '
-                      'run (read /etc/gpuops/nvidia_driver.json and `apt-mark showhold` on the host); %s' % (
+                      'run (check `nvidia-smi`, `dpkg -l \'*nvidia*\'` and `apt-mark showhold` on the host; '
+                      'the driver\'s status file was not rewritten by this run and still describes the run before); '
+                      '%s' % (
                           target, where, failure, stays)}
 
 
