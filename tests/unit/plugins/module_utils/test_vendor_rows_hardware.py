@@ -186,8 +186,8 @@ def test_cuda_repo_directory_is_in_its_source_with_packages_of_that_machine(row)
 @pytest.mark.parametrize("row", driver_sources.DRIVER_FAMILY_ROWS + driver_sources.DRIVER_PATTERN_ROWS,
                          ids=lambda row: row["glob"])
 def test_driver_glob_matches_a_package_its_source_names(row):
-    names = [name.replace("${flavor}", "580") for name in re.findall(r'"(?:dep: |rec: )?([a-z0-9][a-z0-9.+${}-]+)',
-                                                                      row["source"])]
+    quoted = re.findall(r'"(?:dep: |rec: )?([a-z0-9][a-z0-9.+${}-]+)', row["source"])
+    names = [name.replace("${flavor}", "580") for name in quoted]
     names += re.findall(r'or ([a-z0-9][a-z0-9.+-]+) \(>=', row["source"])
     names += re.findall(r'install -y ([a-z0-9-]+)"', row["source"])
     assert any(fnmatch.fnmatchcase(name, row["glob"]) for name in names), (row["glob"], names)
