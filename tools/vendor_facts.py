@@ -254,7 +254,6 @@ TABLES = (
 )
 
 
-
 # i36-f: the NVIDIA/hardware tables that were PENDING, row by row (each with its source and read date).
 def _rows_of(module, attribute, key):
     """The rows of ``module.attribute`` (dicts with ``source`` and ``read``), each named by ``key(row)``."""
@@ -323,6 +322,7 @@ TABLES += (
      'the top-level key gpu_validate reads the results of dcgmi diag -j under (dcgm_diag.py ROOT_KEYS)',
      _rows_of('validate.dcgm_diag', 'ROOT_KEY_ROWS', lambda r: r['key'])),
 )
+
 
 def _optional(module, attribute):
     """The table ``module.attribute`` where this checkout has it, else None (a table another change adds)."""
