@@ -24,8 +24,8 @@ __metaclass__ = type
 
 READ = '2026-12-07'
 DEBIAN_DKMS = ('Debian package page of nvidia-kernel-dkms 550.163.01-2 (https://packages.debian.org/trixie/'
-               'nvidia-kernel-dkms): "dep: firmware-nvidia-gsp (= 550.163.01)", "rec: nvidia-driver (>= 550.163.01) '
-               'or libcuda1 (>= 550.163.01)"')
+               'nvidia-kernel-dkms): "dep: firmware-nvidia-gsp (= 550.163.01)", "rec: nvidia-driver (>= 550.163.01)", '
+               '"or libcuda1 (>= 550.163.01)"')
 NVIDIA_UBUNTU = ('NVIDIA/ubuntu-packaging-nvidia-driver README (https://github.com/NVIDIA/ubuntu-packaging-nvidia-driver): '
                  '"libnvidia-cfg1-${flavor}", "libnvidia-compute-${flavor}", "nvidia-driver-${flavor}", '
                  '"nvidia-utils-${flavor}", "xserver-xorg-video-nvidia-${flavor}"')

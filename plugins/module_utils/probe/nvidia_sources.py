@@ -16,6 +16,8 @@ probe/nvidia_smi.py and probe/nvidia_topo.py build their tables from these rows.
   the driver; no NVIDIA page with it was found and no GPU host was at hand, so those rows quote a
   published copy of that output and say so.
 
+Quotes of nvml.h and of published output collapse runs of blanks into one.
+
 Pure data, standard library only, Python 3.8+.
 """
 

@@ -31,8 +31,9 @@ _LSPCI_GA104 = ('lspci of a GeForce host (public GitHub file, index id 133837672
                 'NVIDIA Corporation GA104 [GeForce RTX 3070 Ti] (rev a1)", "01:00.1 Audio device: NVIDIA Corporation GA104 '
                 'High Definition Audio Controller (rev a1)"')
 _LSPCI_TU104 = ('lspci of a Turing host (public GitHub file, index id 52739981246): "0b:00.1 Audio device: NVIDIA '
-                'Corporation TU104 HD Audio Controller", "0b:00.2 USB controller: NVIDIA Corporation TU104 USB 3.1 Host '
-                'Controller", "0b:00.3 Serial bus controller: NVIDIA Corporation TU104 USB Type-C UCSI Controller"')
+                'Corporation TU104 HD Audio Controller (rev a1)", "0b:00.2 USB controller: NVIDIA Corporation TU104 USB '
+                '3.1 Host Controller (rev a1)", "0b:00.3 Serial bus controller: NVIDIA Corporation TU104 USB Type-C UCSI '
+                'Controller (rev a1)"')
 _LSPCI_CX7 = ('lspci -nn (public GitHub file, index id 13140127158): "1a:00.0 Infiniband controller [0207]: Mellanox '
               'Technologies MT2910 Family [ConnectX-7] [15b3:1021]", "5d:00.0 Ethernet controller [0200]: Mellanox ..."')
 
