@@ -254,6 +254,76 @@ TABLES = (
 )
 
 
+# i36-f: the NVIDIA/hardware tables that were PENDING, row by row (each with its source and read date).
+def _rows_of(module, attribute, key):
+    """The rows of ``module.attribute`` (dicts with ``source`` and ``read``), each named by ``key(row)``."""
+    return lambda: _dict_rows(getattr(_module(module), attribute), key)
+
+
+_PROBE_SOURCES = 'plugins/module_utils/probe/nvidia_sources.py'
+_DRIVER_SOURCES = 'plugins/module_utils/packages/driver_sources.py'
+TABLES += (
+    ('NVIDIA Container Toolkit packages', 'plugins/module_utils/engines/container_toolkit.py', 'PACKAGE_ROWS',
+     'the packages nvidia_container_toolkit installs, pins and holds at one version',
+     _rows_of('engines.container_toolkit', 'PACKAGE_ROWS', lambda r: r['package'])),
+    ('NVIDIA Container Toolkit CDI refresh units', 'plugins/module_utils/engines/container_toolkit.py', 'CDI_UNIT_ROWS',
+     'the systemd units nvidia_container_toolkit enables so that the CDI spec follows the driver',
+     _rows_of('engines.container_toolkit', 'CDI_UNIT_ROWS', lambda r: r['unit'])),
+    ('PCI class codes', 'plugins/module_utils/probe/pci_sources.py', 'PCI_CLASS_ROWS',
+     'which PCI functions the probe keeps as GPUs, NVSwitches, a GPU\'s companion functions and network adapters',
+     _rows_of('probe.pci_sources', 'PCI_CLASS_ROWS', lambda r: r['class'])),
+    ('PCIe generations: rate and encoding', 'plugins/module_utils/probe/pci_sources.py', 'PCIE_RATE_ROWS',
+     'the PCIe generation the probe reports for a link speed, and the x16 peak gpu_validate judges host<->device '
+     'copies against (hardware/gpu_peaks.py PCIE_X16_GBPS)',
+     _rows_of('probe.pci_sources', 'PCIE_RATE_ROWS', lambda r: 'Gen%d' % r['gen'])),
+    ('DCGM fields', 'plugins/module_utils/monitoring/dcgm_fields.py', 'FIELD_ROWS',
+     'the DCGM fields dcgm_exporter accepts in its counters file, with their Prometheus type and help (dcgm.py FIELDS)',
+     _rows_of('monitoring.dcgm_fields', 'FIELD_ROWS', lambda r: r['name'])),
+    ('DCGM 4 packages per CUDA major', 'plugins/module_utils/monitoring/dcgm.py', 'CUDA_MAJOR_ROWS',
+     'the CUDA majors dcgm_exporter accepts for datacenter-gpu-manager-4-cuda<major>',
+     _rows_of('monitoring.dcgm', 'CUDA_MAJOR_ROWS', lambda r: 'CUDA %s' % r['cuda_major'])),
+    ('CUDA repository architecture directory', 'plugins/module_utils/packages/cuda_repos.py', 'ARCH_ROWS',
+     'the architecture directory of NVIDIA\'s CUDA repository a host of that machine type is pointed at',
+     _rows_of('packages.cuda_repos', 'ARCH_ROWS', lambda r: r['machine'])),
+    ('Driver family pin globs', _DRIVER_SOURCES, 'DRIVER_FAMILY_ROWS',
+     'the packages nvidia_driver pins to the driver\'s version (driver_resolve.py DRIVER_FAMILY)',
+     _rows_of('packages.driver_sources', 'DRIVER_FAMILY_ROWS', lambda r: r['glob'])),
+    ('Driver transaction package globs', _DRIVER_SOURCES, 'DRIVER_PATTERN_ROWS',
+     'the packages whose state nvidia_driver saves before a driver change and restores on failure '
+     '(driver_host.py DRIVER_PATTERNS)', _rows_of('packages.driver_sources', 'DRIVER_PATTERN_ROWS', lambda r: r['glob'])),
+    ('NVLSM companion packages', _DRIVER_SOURCES, 'NVLSM_PACKAGE_ROWS',
+     'the packages nvidia_driver installs with NVLSM on NVLink 5 hosts (nvidia_repo.py NVLSM_EXTRA_PACKAGES)',
+     _rows_of('packages.driver_sources', 'NVLSM_PACKAGE_ROWS', lambda r: r['package'])),
+    ('NVLSM kernel modules', _DRIVER_SOURCES, 'NVLSM_MODULE_ROWS',
+     'the kernel modules nvidia_driver loads for NVLSM on NVLink 5 hosts (nvidia_repo.py NVLSM_MODULES)',
+     _rows_of('packages.driver_sources', 'NVLSM_MODULE_ROWS', lambda r: r['module'])),
+    ('nvidia-smi query fields', _PROBE_SOURCES, 'QUERY_FIELD_ROWS',
+     'the --query-gpu fields the probe asks at its nvidia-smi depth (nvidia_smi.py QUERY_FIELDS, LEGACY_QUERY_FIELDS)',
+     _rows_of('probe.nvidia_sources', 'QUERY_FIELD_ROWS', lambda r: r['field'])),
+    ('nvidia-smi field fallbacks', _PROBE_SOURCES, 'FIELD_FALLBACK_ROWS',
+     'what the probe asks instead when a driver refuses a field (nvidia_smi.py FIELD_FALLBACKS)',
+     _rows_of('probe.nvidia_sources', 'FIELD_FALLBACK_ROWS', lambda r: r['field'])),
+    ('nvidia-smi topo -m link codes', _PROBE_SOURCES, 'LINK_CODE_ROWS',
+     'the matrix codes the topo parser accepts (nvidia_topo.py LINK_CODES)',
+     _rows_of('probe.nvidia_sources', 'LINK_CODE_ROWS', lambda r: r['code'])),
+    ('NVML NVLink versions', _PROBE_SOURCES, 'NVLINK_VERSION_ROWS',
+     'the NVLink version the probe reports for each nvmlNvlinkVersion_t value (nvml.py NVLINK_VERSIONS)',
+     _rows_of('probe.nvidia_sources', 'NVLINK_VERSION_ROWS', lambda r: 'value %d' % r['value'])),
+    ('NVML clock event reasons', _PROBE_SOURCES, 'THROTTLE_REASON_ROWS',
+     'the names the probe gives the clock event (throttle) reason bits NVML reports (nvml.py THROTTLE_REASONS)',
+     _rows_of('probe.nvidia_sources', 'THROTTLE_REASON_ROWS', lambda r: r['bit'])),
+    ('NVML NVLink remote device types', _PROBE_SOURCES, 'REMOTE_TYPE_ROWS',
+     'what the probe reports at the far end of an NVLink (nvml.py _REMOTE_TYPES)',
+     _rows_of('probe.nvidia_sources', 'REMOTE_TYPE_ROWS', lambda r: 'value %d' % r['value'])),
+    ('NVML GPU topology levels', _PROBE_SOURCES, 'TOPOLOGY_LEVEL_ROWS',
+     'the topo -m code the probe reports for each NVML topology level between two GPUs (nvml.py _TOPOLOGY_CODES)',
+     _rows_of('probe.nvidia_sources', 'TOPOLOGY_LEVEL_ROWS', lambda r: 'level %d' % r['level'])),
+    ('dcgmi diag JSON root keys', 'plugins/module_utils/validate/dcgm_diag.py', 'ROOT_KEY_ROWS',
+     'the top-level key gpu_validate reads the results of dcgmi diag -j under (dcgm_diag.py ROOT_KEYS)',
+     _rows_of('validate.dcgm_diag', 'ROOT_KEY_ROWS', lambda r: r['key'])),
+)
+
+
 def _optional(module, attribute):
     """The table ``module.attribute`` where this checkout has it, else None (a table another change adds)."""
     try:
@@ -309,18 +379,8 @@ _WHY = ('found by the issue 36 scan of module_utils: vendor facts without a sour
 # Tables the collection decides by that do not carry a source and a read date per row yet:
 # (file, table, what it decides, why it is not listed row by row).
 PENDING = (
-    (_M + 'engines/container_toolkit.py', 'PACKAGES', 'the NVIDIA Container Toolkit package names installed and pinned',
-     _WHY % 'package names; the file cites NVIDIA\'s install guide in comments only'),
-    (_M + 'engines/container_toolkit.py', 'CDI_UNITS', 'the systemd units of the toolkit that refresh the CDI spec',
-     _WHY % 'unit names the toolkit package ships'),
     (_M + 'engines/container_engines.py', 'CONTAINERD_CRI', 'the CRI plugin id per containerd config version',
      _WHY % 'compatibility rows: containerd config version 2 and 3 plugin ids'),
-    (_M + 'hardware/gpu_peaks.py', 'PCIE_X16_GBPS', 'the host<->device peak per PCIe generation gpu_validate judges by',
-     _WHY % 'PCIe transfer rates and encoding; the comment gives the arithmetic, no document'),
-    (_M + 'hardware/precision.py', 'BF16_FROM', 'the compute capability from which bfloat16 is native',
-     _WHY % 'one compatibility fact; measure.py NATIVE_BF16_FROM repeats it'),
-    (_M + 'validate/measure.py', 'NATIVE_BF16_FROM', 'the same on the node (gpu_validate\'s measurement)',
-     _WHY % 'a copy of precision.py BF16_FROM, kept equal by a unit test'),
     (_M + 'kubernetes/volcano_tables.py', 'SCHEDULER_VOCABULARY', 'the scheduler actions and plugins each Volcano '
      'minor accepts', _WHY % 'per-version vocabulary of Volcano'),
     (_M + 'kubernetes/volcano_tables.py', 'HIERARCHY_MIN_VERSION', 'the Volcano minor from which queues nest',
@@ -338,29 +398,16 @@ PENDING = (
      'and MIG forms) a queue may name', _WHY % 'Kubernetes and NVIDIA device plugin resource names'),
     (_M + 'kubernetes/volcano_tables.py', 'FOREIGN_LABEL_PREFIXES', 'the label prefixes of other tools the role never '
      'writes under', _WHY % 'Kubernetes, NFD and NVIDIA label prefixes'),
-    (_M + 'monitoring/dcgm.py', 'FIELDS', 'the DCGM fields dcgm_exporter exports, their Prometheus type and help',
-     _WHY % 'DCGM field names and help texts'),
-    (_M + 'monitoring/dcgm.py', 'CUDA_MAJORS', 'the CUDA majors DCGM 4 packages exist for',
-     _WHY % 'package-name suffixes; CUDA_MIN_BRANCH_ROWS carries sources for 11-13'),
     (_M + 'monitoring/node_exporter.py', 'KNOWN_COLLECTORS', 'the collector names node_exporter accepts',
      _WHY % 'node_exporter 1.5-1.9 collector names'),
     (_M + 'monitoring/node_exporter.py', 'PINNED_SHA256', 'the sha256 of node_exporter\'s release tarballs',
      _WHY % 'checksums of a vendor artifact; the comment names sha256sums.txt of v1.9.1'),
     (_M + 'monitoring/node_exporter.py', 'GOARCH', 'the architecture word of node_exporter\'s release file names',
      _WHY % 'artifact naming'),
-    (_M + 'packages/cuda_repos.py', 'ARCHES', 'the CUDA repository\'s architecture directory per machine',
-     _WHY % 'repository layout of NVIDIA'),
     (_M + 'packages/cuda_repos.py', 'CODENAMES', 'the codename of each CUDA repository directory\'s distribution',
      _WHY % 'distribution codenames'),
     (_M + 'packages/cuda_repos.py', 'EL_LIKE', 'the distributions served by NVIDIA\'s EL repository',
      _WHY % 'distribution ids'),
-    (_M + 'packages/driver_host.py', 'DRIVER_PATTERNS', 'the package globs whose state the driver transaction saves',
-     _WHY % 'NVIDIA package name globs'),
-    (_M + 'packages/driver_resolve.py', 'DRIVER_FAMILY', 'the package globs pinned as the driver family',
-     _WHY % 'NVIDIA package name globs'),
-    (_M + 'packages/nvidia_repo.py', 'NVLSM_EXTRA_PACKAGES', 'the packages NVLSM needs besides its own',
-     _WHY % 'a dependency of NVIDIA\'s NVLSM stated in a comment'),
-    (_M + 'packages/nvidia_repo.py', 'NVLSM_MODULES', 'the kernel modules NVLSM needs', _WHY % 'as NVLSM_EXTRA_PACKAGES'),
     (_M + 'packages/held_updates.py', 'SECURITY_LABELS', 'the Release labels of security archives',
      _WHY % 'distribution archive labels'),
     (_M + 'probe/packages.py', 'DISTRO_ORIGINS', 'the apt origins counted as the distribution\'s own',
@@ -369,24 +416,6 @@ PENDING = (
      _WHY % 'distribution package names'),
     (_M + 'host/os_tuning.py', 'KERNEL_SAMPLES', 'the kernel package names a blacklist glob is recognised by',
      _WHY % 'distribution package names'),
-    (_M + 'probe/nvidia_smi.py', 'QUERY_FIELDS', 'the nvidia-smi --query-gpu fields the probe asks for',
-     _WHY % 'nvidia-smi field names'),
-    (_M + 'probe/nvidia_smi.py', 'LEGACY_QUERY_FIELDS', 'the fields asked of an nvidia-smi without compute_cap',
-     _WHY % 'nvidia-smi field names'),
-    (_M + 'probe/nvidia_smi.py', 'FIELD_FALLBACKS', 'the nvidia-smi fields dropped or renamed on older drivers',
-     _WHY % 'nvidia-smi version facts'),
-    (_M + 'probe/nvml.py', 'NVLINK_VERSIONS', 'the NVLink version of each nvmlNvlinkVersion_t value',
-     _WHY % 'an NVML enum'),
-    (_M + 'probe/nvml.py', 'THROTTLE_REASONS', 'the names of NVML\'s clock throttle reason bits', _WHY % 'an NVML bitmask'),
-    (_M + 'probe/nvml.py', '_REMOTE_TYPES', 'what an NVLink\'s remote end is (GPU, NPU, switch)', _WHY % 'an NVML enum'),
-    (_M + 'probe/nvml.py', '_TOPOLOGY_CODES', 'the topology code of each NVML GPU topology level', _WHY % 'an NVML enum'),
-    (_M + 'probe/nvidia_topo.py', 'LINK_CODES', 'the link codes of nvidia-smi topo -m', _WHY % 'nvidia-smi output words'),
-    (_M + 'probe/pci.py', 'GPU_CLASSES', 'the PCI classes of a GPU function', _WHY % 'PCI class codes'),
-    (_M + 'probe/pci.py', 'NVSWITCH_CLASSES', 'the PCI class of an NVSwitch function', _WHY % 'PCI class codes'),
-    (_M + 'probe/pci.py', 'NIC_CLASSES', 'the PCI classes of a network function', _WHY % 'PCI class codes'),
-    (_M + 'probe/pci.py', 'COMPANION_CLASSES', 'the PCI classes of a GPU\'s companion functions', _WHY % 'PCI class codes'),
-    (_M + 'probe/pci.py', '_SPEED_GEN', 'the PCIe generation of each link speed', _WHY % 'PCIe transfer rates'),
-    (_M + 'validate/dcgm_diag.py', 'ROOT_KEYS', 'the top-level keys of dcgmi diag JSON', _WHY % 'dcgmi output keys'),
 )
 # Tables built from a registered table: (file, name) -> the registered table they are built from (its rows
 # carry the sources): its NAME in the same file, or 'folder/file.py NAME' under module_utils.
@@ -428,6 +457,34 @@ DERIVED = {
     (_M + 'validate/xid.py', 'XID_MEANINGS'): 'XID_TABLE',
     (_M + 'validate/xid.py', 'XID_CRITICAL'): 'XID_TABLE',
     (_M + 'validate/xid.py', 'XID_PAGE'): 'XID_TABLE',
+    # i36-f
+    (_M + 'engines/container_toolkit.py', 'PACKAGES'): 'PACKAGE_ROWS',
+    (_M + 'engines/container_toolkit.py', 'CDI_UNITS'): 'CDI_UNIT_ROWS',
+    (_M + 'hardware/gpu_peaks.py', 'PCIE_X16_GBPS'): 'probe/pci_sources.py PCIE_RATE_ROWS',
+    (_M + 'hardware/precision.py', 'BF16_FROM'): 'NATIVE_PRECISION',
+    # a copy (measure.py runs without the collection), kept equal to precision.BF16_FROM by a unit test
+    (_M + 'validate/measure.py', 'NATIVE_BF16_FROM'): 'hardware/precision.py NATIVE_PRECISION',
+    (_M + 'monitoring/dcgm.py', 'FIELDS'): 'monitoring/dcgm_fields.py FIELD_ROWS',
+    (_M + 'monitoring/dcgm.py', 'CUDA_MAJORS'): 'CUDA_MAJOR_ROWS',
+    (_M + 'packages/cuda_repos.py', 'ARCHES'): 'ARCH_ROWS',
+    (_M + 'packages/driver_host.py', 'DRIVER_PATTERNS'): 'packages/driver_sources.py DRIVER_PATTERN_ROWS',
+    (_M + 'packages/driver_resolve.py', 'DRIVER_FAMILY'): 'packages/driver_sources.py DRIVER_FAMILY_ROWS',
+    (_M + 'packages/nvidia_repo.py', 'NVLSM_EXTRA_PACKAGES'): 'packages/driver_sources.py NVLSM_PACKAGE_ROWS',
+    (_M + 'packages/nvidia_repo.py', 'NVLSM_MODULES'): 'packages/driver_sources.py NVLSM_MODULE_ROWS',
+    (_M + 'probe/nvidia_smi.py', 'QUERY_FIELDS'): 'probe/nvidia_sources.py QUERY_FIELD_ROWS',
+    (_M + 'probe/nvidia_smi.py', 'LEGACY_QUERY_FIELDS'): 'probe/nvidia_sources.py QUERY_FIELD_ROWS',
+    (_M + 'probe/nvidia_smi.py', 'FIELD_FALLBACKS'): 'probe/nvidia_sources.py FIELD_FALLBACK_ROWS',
+    (_M + 'probe/nvml.py', 'NVLINK_VERSIONS'): 'probe/nvidia_sources.py NVLINK_VERSION_ROWS',
+    (_M + 'probe/nvml.py', 'THROTTLE_REASONS'): 'probe/nvidia_sources.py THROTTLE_REASON_ROWS',
+    (_M + 'probe/nvml.py', '_REMOTE_TYPES'): 'probe/nvidia_sources.py REMOTE_TYPE_ROWS',
+    (_M + 'probe/nvml.py', '_TOPOLOGY_CODES'): 'probe/nvidia_sources.py TOPOLOGY_LEVEL_ROWS',
+    (_M + 'probe/nvidia_topo.py', 'LINK_CODES'): 'probe/nvidia_sources.py LINK_CODE_ROWS',
+    (_M + 'probe/pci.py', 'GPU_CLASSES'): 'probe/pci_sources.py PCI_CLASS_ROWS',
+    (_M + 'probe/pci.py', 'NVSWITCH_CLASSES'): 'probe/pci_sources.py PCI_CLASS_ROWS',
+    (_M + 'probe/pci.py', 'NIC_CLASSES'): 'probe/pci_sources.py PCI_CLASS_ROWS',
+    (_M + 'probe/pci.py', 'COMPANION_CLASSES'): 'probe/pci_sources.py PCI_CLASS_ROWS',
+    (_M + 'probe/pci.py', '_SPEED_GEN'): 'probe/pci_sources.py PCIE_RATE_ROWS',
+    (_M + 'validate/dcgm_diag.py', 'ROOT_KEYS'): 'ROOT_KEY_ROWS',
 }
 _OWN = 'the collection\'s own vocabulary (its choices, keys, variable, file, step or role names), no vendor fact'
 _POLICY = 'the collection\'s own policy (bounds, thresholds, verdicts, opt-ins), documented with its role'

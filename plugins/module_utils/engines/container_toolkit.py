@@ -23,8 +23,14 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versio
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_trust
 
-PACKAGES = ['nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
-            'libnvidia-container1']
+# The four packages NVIDIA's install guide installs and pins, all at one version (each row with its source).
+_INSTALL_GUIDE = ('NVIDIA Container Toolkit install guide, "Install the NVIDIA Container Toolkit packages" '
+                  '(NVIDIA/cloud-native-docs container-toolkit/install-guide.md at 52dcb7b; https://docs.nvidia.com/'
+                  'datacenter/cloud-native/container-toolkit/latest/install-guide.html): "%s=${NVIDIA_CONTAINER_TOOLKIT_VERSION}"')
+PACKAGE_ROWS = tuple({'package': name, 'source': _INSTALL_GUIDE % name, 'read': '2026-12-07'}
+                     for name in ('nvidia-container-toolkit', 'nvidia-container-toolkit-base', 'libnvidia-container-tools',
+                                  'libnvidia-container1'))
+PACKAGES = [row['package'] for row in PACKAGE_ROWS]
 ENGINES = ('docker', 'containerd', 'crio')
 VERSION_RE = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.+~]+)?\Z')
 CVE_RE = re.compile(r'^CVE-[0-9]{4}-[0-9]{4,}\Z')
@@ -264,7 +270,16 @@ def restart_decision(changing_engines, docker, allowed):
                                    'nothing was changed' % running}
 
 
-CDI_UNITS = ('nvidia-cdi-refresh.path', 'nvidia-cdi-refresh.service')
+# The systemd units of the toolkit (from 1.18.0) that refresh the CDI spec, each row with its source.
+_CDI_GUIDE = ('NVIDIA Container Toolkit, Support for Container Device Interface, "Managing the CDI Refresh Service" '
+              '(NVIDIA/cloud-native-docs container-toolkit/cdi-support.md at 52dcb7b): "The `nvidia-cdi-refresh` service '
+              'consists of two systemd units: - `%s`: %s"; NVIDIA/nvidia-container-toolkit v1.19.1 packaging/debian/'
+              'nvidia-container-toolkit-base.install: "%s /etc/systemd/system/"')
+CDI_UNIT_ROWS = tuple({'unit': unit, 'source': _CDI_GUIDE % (unit, what, unit), 'read': '2026-12-07'} for unit, what in (
+    ('nvidia-cdi-refresh.path', 'Monitors for changes to the system and triggers the service.'),
+    ('nvidia-cdi-refresh.service', 'Generates the CDI specifications for all available devices based on the default '
+                                   'configuration and any overrides in the environment file.')))
+CDI_UNITS = tuple(row['unit'] for row in CDI_UNIT_ROWS)
 
 
 def converged(state):

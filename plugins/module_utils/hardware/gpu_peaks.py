@@ -26,6 +26,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import pci_sources
+
 _H100_DATASHEET = 'https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet'
 _A100_DATASHEET = ('https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/'
                    'nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf')
@@ -150,9 +152,11 @@ RESNET50_TRAINING = {
 KEYS = ('bf16_tflops', 'fp16_tflops', 'tf32_tflops', 'memory_gbps', 'pcie_gen', 'pcie_width', 'nvlink_gbps',
         'nvlinks')
 
-# Per-direction host<->device peak of one x16 link, GB/s, by PCIe generation (the transfer rate
-# times the 128b/130b encoding of Gen3+ times 16 lanes / 8 bits).
-PCIE_X16_GBPS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
+# Per-direction host<->device peak of one x16 link, GB/s, by PCIe generation (the transfer rate times
+# the encoding's data share - 128b/130b for Gen3-5, none in Gen6's Flit mode - times 16 lanes / 8 bits):
+# built from probe/pci_sources.py PCIE_RATE_ROWS, each row with its source. Gen1 and Gen2 are not judged.
+PCIE_X16_GBPS = dict((row['gen'], row['x16_gbps']) for row in pci_sources.PCIE_RATE_ROWS
+                     if row['x16_gbps'] is not None)
 
 # Every ResNet-50 figure carries its source and the date it was read, as data (docs/vendor-facts.md
 # lists them); all come from the same README table.

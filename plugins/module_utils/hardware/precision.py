@@ -43,7 +43,9 @@ NATIVE_PRECISION = [
     _row('ada', (8, 9), 'bfloat16', True), _row('hopper', (9, 0), 'bfloat16', True),
     _row('blackwell', (10, 0), 'bfloat16', True),
 ]
-BF16_FROM = (8, 0)   # measure.py's NATIVE_BF16_FROM must say the same (a unit test checks)
+# The first capability whose row is bfloat16 (the PTX ISA's sm_80, the source of every row); measure.py's
+# NATIVE_BF16_FROM must say the same (a unit test checks).
+BF16_FROM = min(row['min_capability'] for row in NATIVE_PRECISION if row['precision'] == 'bfloat16')
 _CC = re.compile(r'(\d{1,2})\.(\d)')
 
 

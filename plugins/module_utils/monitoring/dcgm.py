@@ -3,11 +3,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decisions of the dcgm_exporter role: pure functions, each a value plus a reason.
 
-- ``FIELDS``: the DCGM fields the role knows (name -> Prometheus type, help text). Sources:
-  NVIDIA/dcgm-exporter ``etc/default-counters.csv`` and ``etc/dcp-metrics-included.csv``
-  (field names, types and help texts as the exporter ships them) and DCGM's ``dcgm_fields.h``
-  (``DCGM_FI_DEV_MIG_MODE``, the ECC, retired-page, NVLink error and violation fields). A name
-  outside the table fails in preflight, naming the variable it came from.
+- ``FIELDS``: the DCGM fields the role knows (name -> Prometheus type, help text), built from
+  ``dcgm_fields.FIELD_ROWS``, each row with its source: NVIDIA/dcgm-exporter
+  ``etc/default-counters.csv`` (types and help texts as the exporter ships them) and DCGM's
+  ``dcgm_fields.h`` (every name; the meaning of the fields the exporter's file does not list). A
+  name outside the table fails in preflight, naming the variable it came from.
 - ``decide(inputs, plan, gpu, platform)``: the counters CSV (profiling ``DCGM_FI_PROF_*`` fields
   only where the plan says the GPUs support DCGM profiling, each dropped field with its reason),
   the CUDA major of the DCGM packages, the MIG handling, the exporter's command line (host mode:
@@ -26,106 +26,25 @@ import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import quote_arg as systemd_quote
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_inputs, dcgm_packages
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_fields, dcgm_inputs, dcgm_packages
 
-# name: (Prometheus type, help). Profiling fields are the DCGM_FI_PROF_* names.
-FIELDS = {
-    # Clocks
-    'DCGM_FI_DEV_SM_CLOCK': ('gauge', 'SM clock frequency (in MHz).'),
-    'DCGM_FI_DEV_MEM_CLOCK': ('gauge', 'Memory clock frequency (in MHz).'),
-    'DCGM_FI_DEV_APP_SM_CLOCK': ('gauge', 'SM application clock (in MHz).'),
-    'DCGM_FI_DEV_APP_MEM_CLOCK': ('gauge', 'Memory application clock (in MHz).'),
-    'DCGM_FI_DEV_CLOCK_THROTTLE_REASONS': ('gauge', 'Current clock throttle reasons (bitmask).'),
-    'DCGM_FI_DEV_CLOCKS_EVENT_REASONS': ('gauge', 'Current clock event reasons (bitmask).'),
-    # Temperature
-    'DCGM_FI_DEV_MEMORY_TEMP': ('gauge', 'Memory temperature (in C).'),
-    'DCGM_FI_DEV_GPU_TEMP': ('gauge', 'GPU temperature (in C).'),
-    'DCGM_FI_DEV_SLOWDOWN_TEMP': ('gauge', 'Slowdown temperature threshold (in C).'),
-    'DCGM_FI_DEV_SHUTDOWN_TEMP': ('gauge', 'Shutdown temperature threshold (in C).'),
-    'DCGM_FI_DEV_FAN_SPEED': ('gauge', 'Fan speed (in 0-100%).'),
-    # Power
-    'DCGM_FI_DEV_POWER_USAGE': ('gauge', 'Power draw (in W).'),
-    'DCGM_FI_DEV_POWER_MGMT_LIMIT': ('gauge', 'Power management limit (in W).'),
-    'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION': ('counter', 'Total energy consumption since boot (in mJ).'),
-    'DCGM_FI_DEV_PSTATE': ('gauge', 'Performance state (P-State) 0-15.'),
-    # PCIe
-    'DCGM_FI_DEV_PCIE_TX_THROUGHPUT': ('counter', 'Total number of bytes transmitted through PCIe TX (in KB) '
-                                                  'via NVML.'),
-    'DCGM_FI_DEV_PCIE_RX_THROUGHPUT': ('counter', 'Total number of bytes received through PCIe RX (in KB) via NVML.'),
-    'DCGM_FI_DEV_PCIE_REPLAY_COUNTER': ('counter', 'Total number of PCIe retries.'),
-    'DCGM_FI_DEV_PCIE_LINK_GEN': ('gauge', 'PCIe current link generation.'),
-    'DCGM_FI_DEV_PCIE_LINK_WIDTH': ('gauge', 'PCIe current link width.'),
-    # Utilisation
-    'DCGM_FI_DEV_GPU_UTIL': ('gauge', 'GPU utilization (in %).'),
-    'DCGM_FI_DEV_MEM_COPY_UTIL': ('gauge', 'Memory utilization (in %).'),
-    'DCGM_FI_DEV_ENC_UTIL': ('gauge', 'Encoder utilization (in %).'),
-    'DCGM_FI_DEV_DEC_UTIL': ('gauge', 'Decoder utilization (in %).'),
-    # Errors and violations
-    'DCGM_FI_DEV_XID_ERRORS': ('gauge', 'Value of the last XID error encountered.'),
-    'DCGM_FI_DEV_POWER_VIOLATION': ('counter', 'Throttling duration due to power constraints (in ns).'),
-    'DCGM_FI_DEV_THERMAL_VIOLATION': ('counter', 'Throttling duration due to thermal constraints (in ns).'),
-    'DCGM_FI_DEV_SYNC_BOOST_VIOLATION': ('counter', 'Throttling duration due to sync-boost constraints (in ns).'),
-    'DCGM_FI_DEV_BOARD_LIMIT_VIOLATION': ('counter', 'Throttling duration due to board limit constraints (in ns).'),
-    'DCGM_FI_DEV_LOW_UTIL_VIOLATION': ('counter', 'Throttling duration due to low utilization (in ns).'),
-    'DCGM_FI_DEV_RELIABILITY_VIOLATION': ('counter', 'Throttling duration due to reliability constraints (in ns).'),
-    # Memory
-    'DCGM_FI_DEV_FB_TOTAL': ('gauge', 'Framebuffer memory total (in MiB).'),
-    'DCGM_FI_DEV_FB_FREE': ('gauge', 'Framebuffer memory free (in MiB).'),
-    'DCGM_FI_DEV_FB_USED': ('gauge', 'Framebuffer memory used (in MiB).'),
-    'DCGM_FI_DEV_FB_RESERVED': ('gauge', 'Framebuffer memory reserved (in MiB).'),
-    # ECC
-    'DCGM_FI_DEV_ECC_SBE_VOL_TOTAL': ('counter', 'Total number of single-bit volatile ECC errors.'),
-    'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL': ('counter', 'Total number of double-bit volatile ECC errors.'),
-    'DCGM_FI_DEV_ECC_SBE_AGG_TOTAL': ('counter', 'Total number of single-bit persistent ECC errors.'),
-    'DCGM_FI_DEV_ECC_DBE_AGG_TOTAL': ('counter', 'Total number of double-bit persistent ECC errors.'),
-    # Retired pages
-    'DCGM_FI_DEV_RETIRED_SBE': ('counter', 'Total number of retired pages due to single-bit errors.'),
-    'DCGM_FI_DEV_RETIRED_DBE': ('counter', 'Total number of retired pages due to double-bit errors.'),
-    'DCGM_FI_DEV_RETIRED_PENDING': ('counter', 'Total number of pages pending retirement.'),
-    # Remapped rows
-    'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS': ('counter', 'Number of remapped rows for uncorrectable errors'),
-    'DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS': ('counter', 'Number of remapped rows for correctable errors'),
-    'DCGM_FI_DEV_ROW_REMAP_FAILURE': ('gauge', 'Whether remapping of rows has failed'),
-    'DCGM_FI_DEV_ROW_REMAP_PENDING': ('gauge', 'Whether remapping of rows is pending (a GPU reset is needed).'),
-    # NVLink
-    'DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL': ('counter', 'Total number of NVLink flow-control CRC errors.'),
-    'DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL': ('counter', 'Total number of NVLink data CRC errors.'),
-    'DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL': ('counter', 'Total number of NVLink retries.'),
-    'DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL': ('counter', 'Total number of NVLink recovery errors.'),
-    'DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL': ('counter', 'Total number of NVLink bandwidth counters for all lanes'),
-    # Virtualisation, MIG, identity
-    'DCGM_FI_DEV_VGPU_LICENSE_STATUS': ('gauge', 'vGPU License status'),
-    'DCGM_FI_DEV_MIG_MODE': ('gauge', 'MIG mode of the GPU (1 enabled and 0 disabled).'),
-    'DCGM_FI_DEV_MIG_MAX_SLICES': ('gauge', 'Maximum number of MIG slices of the GPU.'),
-    'DCGM_FI_DEV_COUNT': ('gauge', 'Number of devices on the node.'),
-    'DCGM_FI_DRIVER_VERSION': ('label', 'Driver version.'),
-    # Profiling (DCP): data-centre and workstation GPUs of Volta and newer
-    'DCGM_FI_PROF_GR_ENGINE_ACTIVE': ('gauge', 'Ratio of time the graphics engine is active.'),
-    'DCGM_FI_PROF_SM_ACTIVE': ('gauge', 'The ratio of cycles an SM has at least 1 warp assigned.'),
-    'DCGM_FI_PROF_SM_OCCUPANCY': ('gauge', 'The ratio of number of warps resident on an SM.'),
-    'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE': ('gauge', 'Ratio of cycles the tensor (HMMA) pipe is active.'),
-    'DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE': ('gauge', 'Ratio of cycles the tensor HMMA pipe is active.'),
-    'DCGM_FI_PROF_DRAM_ACTIVE': ('gauge', 'Ratio of cycles the device memory interface is active sending or '
-                                          'receiving data.'),
-    'DCGM_FI_PROF_PIPE_FP64_ACTIVE': ('gauge', 'Ratio of cycles the fp64 pipes are active.'),
-    'DCGM_FI_PROF_PIPE_FP32_ACTIVE': ('gauge', 'Ratio of cycles the fp32 pipes are active.'),
-    'DCGM_FI_PROF_PIPE_FP16_ACTIVE': ('gauge', 'Ratio of cycles the fp16 pipes are active.'),
-    'DCGM_FI_PROF_PCIE_TX_BYTES': ('gauge', 'The rate of data transmitted over the PCIe bus - including both '
-                                            'protocol headers and data payloads - in bytes per second.'),
-    'DCGM_FI_PROF_PCIE_RX_BYTES': ('gauge', 'The rate of data received over the PCIe bus - including both '
-                                            'protocol headers and data payloads - in bytes per second.'),
-    'DCGM_FI_PROF_NVLINK_TX_BYTES': ('gauge', 'The rate of data transmitted over NVLink (not including protocol '
-                                              'headers) in bytes per second.'),
-    'DCGM_FI_PROF_NVLINK_RX_BYTES': ('gauge', 'The rate of data received over NVLink (not including protocol '
-                                              'headers) in bytes per second.'),
-}
+# name: (Prometheus type, help). Profiling fields are the DCGM_FI_PROF_* names. Built from
+# dcgm_fields.FIELD_ROWS, each row with its source (dcgm-exporter's counters file, dcgm_fields.h).
+FIELDS = dict((row['name'], (row['type'], row['help'])) for row in dcgm_fields.FIELD_ROWS)
 
 PROFILING_PREFIX = 'DCGM_FI_PROF_'
 TYPES = ('gauge', 'counter', 'label')
 MODES = ('host', 'container')
 GPU_ACCESS = ('gpus', 'runtime', 'cdi')
 ENGINES = ('docker', 'podman')
-CUDA_MAJORS = ('11', '12', '13')
+# The CUDA majors DCGM 4 ships packages for (datacenter-gpu-manager-4-cuda<major>), each with its source.
+_DCGM_PACKAGING = ('NVIDIA/DCGM v4.6.0 cmake/packaging.cmake (https://github.com/NVIDIA/DCGM): '
+                   '"set(CPACK_DEBIAN_CUDA%s_PACKAGE_NAME \"${CPACK_PACKAGE_NAME}-cuda%s\")"; the same file names the '
+                   'RPM package alike (CPACK_RPM_CUDA%s_PACKAGE_NAME)')
+CUDA_MAJOR_ROWS = tuple({'cuda_major': major, 'package': 'datacenter-gpu-manager-4-cuda%s' % major,
+                         'source': _DCGM_PACKAGING % (major, major, major), 'read': '2026-12-07'}
+                        for major in ('11', '12', '13'))
+CUDA_MAJORS = tuple(row['cuda_major'] for row in CUDA_MAJOR_ROWS)
 # Driver branch from which each CUDA major's DCGM packages work: CUDA's minimum driver of the
 # major (minor-version compatibility; python_env/cuda_match.py MINOR_COMPAT_ROWS says the same and a
 # unit test keeps the two in step). One row per major, newest first, with its source and read date.

@@ -65,8 +65,21 @@ _NOT_RETURNED = ('source', 'read', 'unconfirmed')
 
 REPOSITORIES_DIRS = tuple(sorted(row['directory'] for row in REPOSITORIES.values()))
 
-# ansible_facts.architecture -> the repository's architecture directory.
-ARCHES = {'x86_64': 'x86_64', 'aarch64': 'sbsa'}
+# ansible_facts.architecture -> the repository's architecture directory, each row with its source.
+_REPO_INDEX = ('NVIDIA CUDA repository index, %s (public directory listing): %s')
+ARCH_ROWS = (
+    {'machine': 'x86_64', 'directory': 'x86_64', 'read': _READ,
+     'source': ('NVIDIA cloud-native docs, Red Hat Device Edge guide (NVIDIA/cloud-native-docs at 52dcb7b, '
+                'edge/nvidia-gpu-with-device-edge.rst): "--add-repo=https://developer.download.nvidia.com/compute/cuda/'
+                'repos/rhel9/x86_64/cuda-rhel9.repo"')},
+    {'machine': 'aarch64', 'directory': 'sbsa', 'read': _READ,
+     'source': _REPO_INDEX % ('https://developer.download.nvidia.com/compute/cuda/repos/fedora44/sbsa/',
+                              '"cusparselt-0.10.0-1.aarch64.rpm", "nvfwupd-2.1.3-1.aarch64.rpm" (the sbsa directory holds '
+                              'the aarch64 packages)'),
+     'unconfirmed': 'the Debian and Ubuntu sbsa directories were not listed here; public install scripts fetch '
+                    'ubuntu2404/sbsa/cuda-keyring_1.1-1_all.deb on aarch64 (public GitHub file, index id 56680411505)'},
+)
+ARCHES = dict((row['machine'], row['directory']) for row in ARCH_ROWS)
 
 # Distributions whose CUDA repository is NVIDIA's EL one.
 EL_LIKE = ('redhat', 'rocky', 'almalinux', 'centos', 'oraclelinux')

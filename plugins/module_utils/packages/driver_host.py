@@ -19,13 +19,15 @@ import tempfile
 import time
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources as sources
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure
 
 APT_DIRS = ('sources.list.d', 'preferences.d', 'lists/partial', 'cache/archives/partial')
 DPKG_LOCKS = ('/var/lib/dpkg/lock-frontend', '/var/lib/dpkg/lock', '/var/lib/apt/lists/lock')
-DRIVER_PATTERNS = ('*nvidia*', 'libcuda*', 'nvlsm', 'infiniband-diags')
+# The package globs whose state the driver transaction saves (driver_sources.DRIVER_PATTERN_ROWS, with sources).
+DRIVER_PATTERNS = tuple(row['glob'] for row in driver_sources.DRIVER_PATTERN_ROWS)
 
 
 def scratch_dir(prefix):

@@ -18,6 +18,7 @@ import shutil
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources as sources
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dpkg_state
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import held_updates
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_host as dh
@@ -281,7 +282,8 @@ def companion_pins(pk, versions, have, backend):
 # time it computes a policy, and a regular expression made every apt-get, apt-cache and
 # apt-mark run on a pinned Debian 12 host cost 1.8 s of CPU more (63,721 names); the globs
 # cost 0.18 s (measured on a lab node).
-DRIVER_FAMILY = ('nvidia-*', 'libnv*', 'libcuda*', 'firmware-nvidia-gsp*')
+# (driver_sources.DRIVER_FAMILY_ROWS: each glob with its source)
+DRIVER_FAMILY = tuple(row['glob'] for row in driver_sources.DRIVER_FAMILY_ROWS)
 
 
 NOUVEAU_BLACKLIST = ('# gpuops.dlserver.nvidia_driver: the NVIDIA driver owns the GPUs; nouveau must not bind them.\n'

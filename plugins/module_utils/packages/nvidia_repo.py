@@ -29,6 +29,7 @@ import shlex
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import versions as driver_versions
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pkgversion
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import reboot as reboot_utils
 
@@ -37,9 +38,10 @@ PACKAGE_RE = re.compile(r'[a-z0-9][a-z0-9.+-]+')
 MODULE_RE = re.compile(r'[a-z0-9_-]+')
 STATUS_FILE_RE = re.compile(r'/\S*[^/\s]')
 # NVLSM (the NVLink subnet manager of NVLink 5 systems) talks to the switch trays through
-# the InfiniBand user MAD interface: it needs infiniband-diags and the ib_umad module.
-NVLSM_EXTRA_PACKAGES = ['infiniband-diags']
-NVLSM_MODULES = ['ib_umad']
+# the InfiniBand user MAD interface: it needs infiniband-diags and the ib_umad module
+# (driver_sources.NVLSM_PACKAGE_ROWS and NVLSM_MODULE_ROWS say what that rests on).
+NVLSM_EXTRA_PACKAGES = [row['package'] for row in driver_sources.NVLSM_PACKAGE_ROWS]
+NVLSM_MODULES = [row['module'] for row in driver_sources.NVLSM_MODULE_ROWS]
 
 
 # --------------------------------------------------------------------------- versions

@@ -21,19 +21,18 @@ import math
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.versions import numeric_or_none
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import nvidia_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.pci import normalize_bus_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import (
     TopoParseError,
     parse_nvidia_topo,
 )
 
-QUERY_FIELDS = (
-    "pci.bus_id", "name", "uuid", "memory.total", "driver_version", "compute_cap",
-    "persistence_mode", "mig.mode.current", "power.limit", "ecc.mode.current",
-)
+# Built from nvidia_sources.QUERY_FIELD_ROWS and FIELD_FALLBACK_ROWS (each row with its source).
+QUERY_FIELDS = tuple(r["field"] for r in nvidia_sources.QUERY_FIELD_ROWS)
 LEGACY_QUERY_FIELDS = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
 # What to ask instead when a driver refuses a field (None: leave it out).
-FIELD_FALLBACKS = (("compute_cap", None), ("driver_version", "kmd_version"))
+FIELD_FALLBACKS = tuple((r["field"], r["instead"]) for r in nvidia_sources.FIELD_FALLBACK_ROWS)
 _NOT_AVAILABLE = ("", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "Unknown Error",
                   "[Insufficient Permissions]", "[GPU is lost]", "[Requested functionality has been deprecated]")
 # nvidia-smi answers every value it cannot give with a bracketed text ("[Unknown Error]",

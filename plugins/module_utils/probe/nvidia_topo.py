@@ -50,8 +50,10 @@ __metaclass__ = type
 import itertools
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import nvidia_sources
 
-LINK_CODES = ('X', 'NV#', 'PIX', 'PXB', 'PHB', 'NODE', 'SYS', 'SOC', 'N/A')
+# The codes of the matrix, built from nvidia_sources.LINK_CODE_ROWS (each row with its source).
+LINK_CODES = tuple(row['code'] for row in nvidia_sources.LINK_CODE_ROWS)
 _LINK_CODE_RE = re.compile(r'^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|N/A)\Z')
 # ESC[4m ... ESC[0m, and the same text where a web page dropped the ESC byte.
 _ESCAPE_RE = re.compile(r'\x1b?\[[0-9;]*m')

@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import nvidia_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.pci import normalize_bus_id, nvml_bus_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import compress_cpu_list
 
@@ -34,24 +35,15 @@ INSTALL_HINT = (
 
 # nvmlGpuTopologyLevel_t -> nvidia-smi topo -m code. INTERNAL (two GPUs on one board)
 # is reported as PIX: the board's own PCIe switch is the single bridge between them.
-_TOPOLOGY_CODES = {0: "PIX", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
+# The NVML tables below are built from nvidia_sources (each row with its source).
+_TOPOLOGY_CODES = dict((r["level"], r["code"]) for r in nvidia_sources.TOPOLOGY_LEVEL_ROWS)
 
 # nvmlClocksEventReasons bits, named as nvidia-smi --query-gpu=clocks_event_reasons.* names them
-THROTTLE_REASONS = (
-    (0x1, "gpu_idle"),
-    (0x2, "applications_clocks_setting"),
-    (0x4, "sw_power_cap"),
-    (0x8, "hw_slowdown"),
-    (0x10, "sync_boost"),
-    (0x20, "sw_thermal_slowdown"),
-    (0x40, "hw_thermal_slowdown"),
-    (0x80, "hw_power_brake_slowdown"),
-    (0x100, "display_clock_setting"),
-)
+THROTTLE_REASONS = tuple((int(r["bit"], 16), r["name"]) for r in nvidia_sources.THROTTLE_REASON_ROWS)
 
 # nvmlNvlinkVersion_t -> NVLink version
-NVLINK_VERSIONS = {1: "1.0", 2: "2.0", 3: "2.2", 4: "3.0", 5: "3.1", 6: "4.0", 7: "5.0", 8: "6.0"}
-_REMOTE_TYPES = {0: "gpu", 1: "ibmnpu", 2: "switch"}
+NVLINK_VERSIONS = dict((r["value"], r["version"]) for r in nvidia_sources.NVLINK_VERSION_ROWS)
+_REMOTE_TYPES = dict((r["value"], r["remote"]) for r in nvidia_sources.REMOTE_TYPE_ROWS)
 
 # errors that mean "this field is not available here", not "this GPU is broken"
 _FIELD_ERRORS = (

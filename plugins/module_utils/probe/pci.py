@@ -29,17 +29,19 @@ import errno
 import os
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import pci_sources
+
 NVIDIA_VENDOR = 0x10DE
 MELLANOX_VENDOR = 0x15B3
 
-# class >> 8 (base class + subclass)
-GPU_CLASSES = (0x0300, 0x0302)
-NVSWITCH_CLASSES = (0x0680,)
-COMPANION_CLASSES = {0x0403: "audio", 0x0C03: "usb", 0x0C80: "serial_bus"}
-NIC_CLASSES = {0x0200: "ethernet", 0x0207: "infiniband"}
+# class >> 8 (base class + subclass), built from pci_sources.PCI_CLASS_ROWS (each row with its source)
+GPU_CLASSES = tuple(int(r["class"], 16) for r in pci_sources.PCI_CLASS_ROWS if r["role"] == "gpu")
+NVSWITCH_CLASSES = tuple(int(r["class"], 16) for r in pci_sources.PCI_CLASS_ROWS if r["role"] == "nvswitch")
+COMPANION_CLASSES = dict((int(r["class"], 16), r["kind"]) for r in pci_sources.PCI_CLASS_ROWS if r["role"] == "companion")
+NIC_CLASSES = dict((int(r["class"], 16), r["kind"]) for r in pci_sources.PCI_CLASS_ROWS if r["role"] == "nic")
 
-# GT/s per lane -> PCIe generation
-_SPEED_GEN = ((2.5, 1), (5.0, 2), (8.0, 3), (16.0, 4), (32.0, 5), (64.0, 6))
+# GT/s per lane -> PCIe generation (pci_sources.PCIE_RATE_ROWS)
+_SPEED_GEN = tuple((r["gt_s"], r["gen"]) for r in pci_sources.PCIE_RATE_ROWS)
 
 _BUS_ID_RE = re.compile(
     r"^\s*(?:([0-9A-Fa-f]{1,8}):)?([0-9A-Fa-f]{1,2}):([0-9A-Fa-f]{1,2})\.([0-7])\s*$"

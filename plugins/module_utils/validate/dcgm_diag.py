@@ -22,7 +22,16 @@ import json
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.health import check
 
 LEVELS = (1, 2)
-ROOT_KEYS = ('DCGM GPU Diagnostic', 'DCGM Diagnostic')
+# The top-level key of dcgmi diag -j: dcgmi writes output[NVVS_NAME] (dcgmi/Diag.cpp), each row with its source.
+_NVVS_NAME = ('NVIDIA/DCGM %s nvvs/include/NvvsJsonStrings.h (https://github.com/NVIDIA/DCGM): "#define NVVS_NAME %s"; '
+              'dcgmi/Diag.cpp: "output[NVVS_NAME][NVVS_VERSION_STR]"')
+ROOT_KEY_ROWS = (
+    {'key': 'DCGM GPU Diagnostic', 'dcgm': '3.x (to v3.3.9)', 'read': '2026-12-07',
+     'source': _NVVS_NAME % ('v3.3.9', '"DCGM GPU Diagnostic"')},
+    {'key': 'DCGM Diagnostic', 'dcgm': '4.x (v4.0.0 to v4.6.0)', 'read': '2026-12-07',
+     'source': _NVVS_NAME % ('v4.0.0 and v4.6.0', '"DCGM Diagnostic"')},
+)
+ROOT_KEYS = tuple(row['key'] for row in ROOT_KEY_ROWS)
 HOSTENGINE_SERVICE = 'nvidia-dcgm'
 _STATUS = {'pass': 'pass', 'fail': 'fail', 'warn': 'warn', 'warning': 'warn', 'skip': 'skip', 'skipped': 'skip',
            'not run': 'skip', 'notrun': 'skip'}
