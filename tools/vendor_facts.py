@@ -525,8 +525,8 @@ NOT_VENDOR = dict(
         ('hardware/gpu_models.py', ('CONTRACT_ARCHITECTURES', 'SEGMENTS'), _OWN),
         ('hardware/gpu_models.py', ('ARCHITECTURES',), 'the architecture names the probe reports, oldest first: each '
          'is the architecture of a CHIP_ARCH_ROWS row (a unit test checks)'),
-        ('hardware/gpu_models.py', ('DEFAULT_PCI_IDS_PATHS',), _PATHS),
-        ('hardware/gpu_models.py', ('_PCI_IDS_CACHE',), 'a cache of the host\'s parsed pci.ids, empty until used'),
+        ('hardware/pci_ids.py', ('DEFAULT_PCI_IDS_PATHS',), _PATHS),
+        ('hardware/pci_ids.py', ('_PCI_IDS_CACHE',), 'a cache of the host\'s parsed pci.ids, empty until used'),
         ('hardware/gpu_peaks.py', ('KEYS',), _OWN),
         ('host/os_tuning_files.py', ('FILE_KEYS',), _OWN), ('host/os_tuning_files.py', ('RENDERERS',), _CODE),
         ('host/os_tuning_host.py', ('C_ENV',), _PATHS), ('host/os_tuning_host.py', ('REQUIRED_INPUTS',), _OWN),

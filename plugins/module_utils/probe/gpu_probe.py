@@ -22,8 +22,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_model
     architecture_from_compute_capability,
     describe_gpu,
     describe_nvswitch,
-    find_pci_ids,
 )
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.pci_ids import find_pci_ids
 from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.capabilities import capabilities_from_facts
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.pci import CONNECTX7_DEVICE, PciScanError, scan_pci
 

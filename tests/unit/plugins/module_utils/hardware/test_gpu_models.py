@@ -5,17 +5,19 @@ import os
 
 import pytest
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware import gpu_models
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware import gpu_models, pci_ids as pci_ids_module
 from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.gpu_models import (
     CONTRACT_ARCHITECTURES,
     KNOWN_GPUS,
     NVSWITCHES,
-    PciIds,
     arch_at_least,
     architecture_from_chip,
     architecture_from_compute_capability,
     describe_gpu,
     describe_nvswitch,
+)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.hardware.pci_ids import (
+    PciIds,
     find_pci_ids,
     split_pci_ids_name,
 )
@@ -269,7 +271,7 @@ def test_describe_nvswitch(pci_ids):
 
 
 def test_find_pci_ids_takes_first_existing_and_caches(tmp_path, monkeypatch):
-    monkeypatch.setattr(gpu_models, "_PCI_IDS_CACHE", {})
+    monkeypatch.setattr(pci_ids_module, "_PCI_IDS_CACHE", {})
     second = tmp_path / "hwdata.ids"
     second.write_text("10de  NVIDIA Corporation\n\t2330  GH100 [H100 SXM5 80GB]\n")
     candidates = (str(tmp_path / "missing.ids"), str(second))
