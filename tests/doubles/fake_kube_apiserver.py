@@ -18,6 +18,7 @@ pods are listed with a field selector of the form ``a.b=v`` (``spec.nodeName=gpu
 grace period). Run on its own (``python3 fake_kube_apiserver.py --bind ADDR --objects FILE
 --url-file FILE --lifetime SECONDS``) it serves the objects of a JSON file until the lifetime
 is over, then exits: a lab scenario starts it on the controller and reads its state over HTTP.
+``--stop URL_FILE`` stops the double started with that ``--url-file`` (its scenario's destroy).
 """
 
 import argparse
@@ -25,6 +26,7 @@ import copy
 import itertools
 import json
 import os
+import signal
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -271,9 +273,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description='TEST DOUBLE of a Kubernetes API server (see the module text).')
     parser.add_argument('--bind', default='127.0.0.1', help='address to listen on (a free port is chosen)')
     parser.add_argument('--objects', help='JSON file: a list of objects (kind, apiVersion, metadata...) to start with')
-    parser.add_argument('--url-file', required=True, help='where to write the URL it serves, once it listens')
+    parser.add_argument('--url-file', help='where to write the URL it serves, once it listens (required to serve); '
+                        'its process id goes to the same name with .pid added')
     parser.add_argument('--lifetime', type=int, default=1800, help='seconds to serve before exiting (bounded)')
+    parser.add_argument('--stop', metavar='URL_FILE', help='stop the double started with this --url-file, if it runs')
     args = parser.parse_args(argv)
+    if args.stop:
+        print(stop(args.stop + '.pid'))
+        return 0
+    if not args.url_file:
+        parser.error('--url-file is required to serve')
     cluster = FakeCluster()
     plurals = dict(((g, k), (v, p, n)) for (g, v), items in RESOURCES.items() for p, k, n in items)
     if args.objects:
@@ -286,9 +295,31 @@ def main(argv=None):
     with open(args.url_file + '.tmp', 'w') as fh:
         fh.write(url + '\n')
     os.replace(args.url_file + '.tmp', args.url_file)
+    with open(args.url_file + '.pid', 'w') as fh:
+        fh.write('%d\n' % os.getpid())
     time.sleep(max(args.lifetime, 1))
     server.shutdown()
     return 0
+
+
+def stop(pid_file):
+    """Stop the double whose process id ``pid_file`` holds, when that process is still this double
+    (a process id can be reused); say what was done."""
+    try:
+        with open(pid_file) as fh:
+            pid = int(fh.read().strip())
+    except (IOError, OSError, ValueError):
+        return 'not running: no process id in %s' % pid_file
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as fh:
+            cmdline = fh.read()
+    except (IOError, OSError):
+        cmdline = b''
+    os.remove(pid_file)
+    if b'fake_kube_apiserver' not in cmdline:
+        return 'not running: process %d is gone or is not the double' % pid
+    os.kill(pid, signal.SIGTERM)
+    return 'stopped process %d' % pid
 
 
 if __name__ == '__main__':

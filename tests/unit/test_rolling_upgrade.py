@@ -175,3 +175,41 @@ def test_k8s_drain_cordons_evicts_and_uncordons_against_the_double(cluster):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert _get(url, "/api/v1/nodes/gpu-01")["spec"]["unschedulable"] is False
     assert "changed=1" in proc.stdout
+
+
+def test_the_double_is_stopped_by_its_url_file_and_only_once(tmp_path):
+    """The rolling_upgrade scenario's destroy stops the API double it started (--stop URL_FILE)."""
+    double = os.path.join(REPO, "tests", "doubles", "fake_kube_apiserver.py")
+    url_file = tmp_path / "url"
+    proc = subprocess.Popen([sys.executable, double, "--url-file", str(url_file), "--lifetime", "120"])
+    try:
+        for _attempt in range(100):
+            if (tmp_path / "url.pid").exists():
+                break
+            time.sleep(0.1)
+        stopped = subprocess.run([sys.executable, double, "--stop", str(url_file)], capture_output=True, text=True,
+                                 check=True)
+        assert stopped.stdout.strip() == "stopped process %d" % proc.pid
+        assert proc.wait(timeout=10) != 0
+        again = subprocess.run([sys.executable, double, "--stop", str(url_file)], capture_output=True, text=True,
+                               check=True)
+        assert again.stdout.startswith("not running: no process id")
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def test_a_reused_process_id_is_not_killed(tmp_path):
+    """A pid file naming a process that is not the double (the id was reused) kills nothing."""
+    double = os.path.join(REPO, "tests", "doubles", "fake_kube_apiserver.py")
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / "url.pid").write_text("%d\n" % sleeper.pid)
+        out = subprocess.run([sys.executable, double, "--stop", str(tmp_path / "url")], capture_output=True,
+                             text=True, check=True)
+        assert out.stdout.startswith("not running: process %d is gone or is not the double" % sleeper.pid)
+        assert sleeper.poll() is None
+    finally:
+        sleeper.terminate()
+        sleeper.wait(timeout=10)
