@@ -215,7 +215,7 @@ ansible_facts:
               C(architecture), C(name), C(pcie), C(datacenter), C(mig_capable) and, at the
               NVML or nvidia-smi depth, C(uuid), C(memory_total_mib), C(compute_capability),
               C(ecc_mode), C(mig_mode), C(persistence_mode), C(power_limit_w), C(cpu_affinity),
-              C(max_clocks) (C(graphics_mhz), C(memory_mhz): the highest clocks, null where unknown)
+              C(max_clocks) (C(graphics_mhz) and C(memory_mhz), the highest clocks, null where unknown)
               and more; C(error) when NVML could not read that GPU.
             - At the nvidia-smi depth C(numa_affinity) is an int, or a sorted list of node numbers
               on Grace hosts (GH200, GB200), whose C(topo -m) prints several (C(0,3-9,11-17)).

@@ -147,8 +147,8 @@ problems:
 notices:
   description:
     - What the checks accepted but could not check, each naming the variable (also printed as
-      warnings) - a requested GPU clock whose maximum this run's probe did not read ("not checked:
-      maximum unknown"), the rolling upgrade's Kubernetes group when it matches no host.
+      warnings) - a requested GPU clock whose maximum this run's probe did not read (said as not
+      checked, maximum unknown), the rolling upgrade's Kubernetes group when it matches no host.
   returned: when there is one
   type: list
   elements: str

@@ -22,8 +22,8 @@ description:
   - Each listed artifact must already be in the mirror with the listed checksum; the module
     fails, naming the file, when it is missing or differs.
   - With O(validate_only=true) it only checks the mirror playbook's variables by what they mean
-    and touches nothing, so a playbook can refuse bad input before it downloads anything: the
-    mirror directory O(path) (C(gpuops_mirror_dir): absolute, no C(..), neither C(/) nor a system
+    and touches nothing, so a playbook can refuse bad input before it downloads anything - the
+    mirror directory O(path) (C(gpuops_mirror_dir), absolute, no C(..), neither C(/) nor a system
     directory), each artifact (C(path) relative without C(..) so it stays under the mirror; C(url)
     with a scheme the download can use, C(https://), C(http://) or C(file://); C(checksum) a
     C(sha256), other algorithms named as such), O(mirror_url) and O(host). Each problem names the
@@ -83,7 +83,7 @@ options:
   host:
     description:
       - C(gpuops_mirror_host), the one inventory host that fills the mirror (checked by
-        O(validate_only): a host name, not a pattern); empty for localhost.
+        O(validate_only), a host name, not a pattern); empty for localhost.
     type: str
     default: ''
 notes:
