@@ -126,6 +126,7 @@ class ActionModule(ActionBase):
         context, context_problems = posture_context(task_vars, templar, insecure_hosts)
         problems.extend(context_problems)
         context['facts'] = probe_of(plain(args.get('probe')))
+        notices = []
         for role, entry_point in [(r, 'main') for r in public_roles()] + COMMON_CHECKED:
             options = load_spec(role, entry_point)
             values = {}
@@ -145,6 +146,8 @@ class ActionModule(ActionBase):
             else:
                 if entry_point == 'main':
                     inputs[role] = converted
+                    # what this run's probe could not check (a GPU clock without a known maximum)
+                    notices.extend(value_kinds.notices(role, converted, context))
                 problems.extend(value_problems(role, converted, insecure_hosts, entry_point, context))
         # the playbook variables of value_posture.py (the rolling upgrade's), where the play sets them
         playbook = {}
@@ -154,6 +157,7 @@ class ActionModule(ActionBase):
             except AnsibleError as exc:
                 problems.append('%s cannot be evaluated: %s' % (name, exc))
         problems.extend(value_posture.problems('playbook', playbook, context))
+        notices.extend(value_posture.notices('playbook', playbook, context))
         # the playbooks' own variables (batches, the rolling upgrade's hooks, the probe's report) where
         # the play gives them, and the ports one host's services open (module_utils/core/value_kinds.py)
         problems.extend(value_kinds.problems('gpuops', playbook_values(task_vars, templar, problems), context))
@@ -167,6 +171,9 @@ class ActionModule(ActionBase):
             result.update(failed=True, problems=problems,
                           msg='gpuops.dlserver: bad input, nothing was changed: %s.' % '; '.join(problems))
             return result
+        if notices:
+            # accepted, but not silently: what the checks could not check, in the run's warnings
+            result.update(notices=notices, warnings=result.get('warnings', []) + notices)
         try:
             in_container = to_bool('in_container', args.get('in_container', False))
             strict = to_bool('strict', args.get('strict', True))

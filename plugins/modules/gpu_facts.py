@@ -19,7 +19,7 @@ description:
   - Works at three depths and says which one answered in C(source). PCI sysfs is always
     read and needs no driver; it decides which GPUs exist and the counts. NVML (the
     C(pynvml) binding from the C(nvidia-ml-py) package) adds names, memory, modes, power,
-    NVLink, topology, affinity and clocks when the driver is loaded. C(nvidia-smi) is
+    NVLink, topology, affinity, clocks and maximum clocks when the driver is loaded. C(nvidia-smi) is
     used instead when the binding is absent but the tool is there.
   - Changes nothing on the host.
 author:
@@ -214,7 +214,8 @@ ansible_facts:
               C(GPU<index>) in C(topology)), C(pci_bus_id), C(pci_device_id), C(numa_node),
               C(architecture), C(name), C(pcie), C(datacenter), C(mig_capable) and, at the
               NVML or nvidia-smi depth, C(uuid), C(memory_total_mib), C(compute_capability),
-              C(ecc_mode), C(mig_mode), C(persistence_mode), C(power_limit_w), C(cpu_affinity)
+              C(ecc_mode), C(mig_mode), C(persistence_mode), C(power_limit_w), C(cpu_affinity),
+              C(max_clocks) (C(graphics_mhz) and C(memory_mhz), the highest clocks, null where unknown)
               and more; C(error) when NVML could not read that GPU.
             - At the nvidia-smi depth C(numa_affinity) is an int, or a sorted list of node numbers
               on Grace hosts (GH200, GB200), whose C(topo -m) prints several (C(0,3-9,11-17)).

@@ -144,6 +144,14 @@ problems:
   returned: failure on bad input
   type: list
   elements: str
+notices:
+  description:
+    - What the checks accepted but could not check, each naming the variable (also printed as
+      warnings) - a requested GPU clock whose maximum this run's probe did not read (said as not
+      checked, maximum unknown), the rolling upgrade's Kubernetes group when it matches no host.
+  returned: when there is one
+  type: list
+  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

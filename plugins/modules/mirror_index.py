@@ -21,9 +21,13 @@ description:
     directories in C(SHA256SUMS). Every line another tool wrote is kept.
   - Each listed artifact must already be in the mirror with the listed checksum; the module
     fails, naming the file, when it is missing or differs.
-  - With O(validate_only=true) it only checks the artifact list (relative paths without
-    C(..), a URL, a C(sha256) checksum) and touches nothing, so a playbook can refuse a bad
-    list before it downloads anything.
+  - With O(validate_only=true) it only checks the mirror playbook's variables by what they mean
+    and touches nothing, so a playbook can refuse bad input before it downloads anything - the
+    mirror directory O(path) (C(gpuops_mirror_dir), absolute, no C(..), neither C(/) nor a system
+    directory), each artifact (C(path) relative without C(..) so it stays under the mirror; C(url)
+    with a scheme the download can use, C(https://), C(http://) or C(file://); C(checksum) a
+    C(sha256), other algorithms named as such), O(mirror_url) and O(host). Each problem names the
+    variable and the entry (C(docs/input-checks.md)).
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
@@ -66,19 +70,34 @@ options:
     default: []
   validate_only:
     description:
-      - Only check O(artifacts) (URL included) and report; read and write nothing.
+      - Only check O(path), O(artifacts) (URL included), O(mirror_url) and O(host) and report; read
+        and write nothing.
     type: bool
     default: false
+  mirror_url:
+    description:
+      - C(gpuops_mirror_url), where the mirror will be served (checked by O(validate_only)); empty
+        for unset.
+    type: str
+    default: ''
+  host:
+    description:
+      - C(gpuops_mirror_host), the one inventory host that fills the mirror (checked by
+        O(validate_only), a host name, not a pattern); empty for localhost.
+    type: str
+    default: ''
 notes:
   - C(SHA256SUMS) is written atomically; lines it cannot parse are kept at its end.
   - The layout, filling and serving of a mirror are described in C(docs/mirror.md).
 """
 
 EXAMPLES = r"""
-- name: Refuse a bad artifact list before downloading anything
+- name: Refuse bad mirror variables before downloading anything
   gpuops.dlserver.mirror_index:
     path: /srv/gpuops-mirror
     artifacts: "{{ gpuops_mirror_artifacts }}"
+    mirror_url: "{{ gpuops_mirror_url | default('') }}"
+    host: "{{ gpuops_mirror_host | default('localhost') }}"
     validate_only: true
 
 - name: Record the fetched artifacts in SHA256SUMS
@@ -131,10 +150,10 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror import (
     SUMS_NAME,
-    check_artifacts,
     index_mirror,
     write_index,
 )
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_inputs import problems as mirror_problems
 
 
 def main():
@@ -148,15 +167,22 @@ def main():
             )),
             scan=dict(type='list', elements='str', default=[]),
             validate_only=dict(type='bool', default=False),
+            mirror_url=dict(type='str', default=''),
+            host=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
     params = module.params
     if params['validate_only']:
-        problems = check_artifacts(params['artifacts'], need_url=True)
+        # the mirror playbook's variables by what they mean (module_utils/packages/mirror_inputs.py)
+        problems = mirror_problems('gpuops', {'gpuops_mirror_dir': params['path'],
+                                              'gpuops_mirror_artifacts': params['artifacts'],
+                                              'gpuops_mirror_url': params['mirror_url'],
+                                              'gpuops_mirror_host': params['host']})
         if problems:
-            module.fail_json(msg='gpuops_mirror_artifacts entries need `path` (relative, no ..), `url` and '
-                                 '`checksum: sha256:<64 hex>`: ' + '; '.join(problems), problems=problems)
+            module.fail_json(msg='gpuops.dlserver.mirror: bad input, nothing was fetched or written '
+                                 '(gpuops_mirror_artifacts entries need `path` (relative, no ..), `url` and '
+                                 '`checksum: sha256:<64 hex>`): ' + '; '.join(problems), problems=problems)
         module.exit_json(changed=False, problems=[])
 
     mirror_dir = params['path']

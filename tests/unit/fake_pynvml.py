@@ -393,6 +393,15 @@ def make_module(data, lost=(), missing=(), missing_attrs=(), init_error=None):
             fail("INVALID_ARGUMENT")
         return field(clocks, key)
 
+    def nvmlDeviceGetMaxClockInfo(handle, clock_type):
+        # "max_clocks": {"graphics": MHz, "sm": MHz, "mem": MHz}; a device without it: Not Supported
+        clocks = field(device("nvmlDeviceGetMaxClockInfo", handle), "max_clocks")
+        key = {CONSTANTS["NVML_CLOCK_GRAPHICS"]: "graphics", CONSTANTS["NVML_CLOCK_SM"]: "sm",
+               CONSTANTS["NVML_CLOCK_MEM"]: "mem"}.get(clock_type)
+        if key is None:
+            fail("INVALID_ARGUMENT")
+        return field(clocks, key)
+
     def nvmlDeviceGetCurrentClocksEventReasons(handle):
         return field(device("nvmlDeviceGetCurrentClocksEventReasons", handle), "clocks_event_reasons")
 

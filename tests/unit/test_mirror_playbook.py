@@ -120,3 +120,22 @@ def test_an_installed_collection_needs_a_mirror_dir(tmp_path):
     assert res.returncode != 0
     assert "set gpuops_mirror_dir" in res.stdout, res.stdout + res.stderr
     assert not (coll / ".cache").exists()
+
+
+def test_a_bad_mirror_directory_fails_in_the_first_task(tmp_path, source):
+    # gpuops_mirror_dir is checked by meaning (a directory of its own) before anything is fetched or written
+    import json
+    src, digest = source
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps({"gpuops_mirror_dir": "relative/mirror",
+                                 "gpuops_mirror_artifacts": [{"path": "files/pkg.deb", "url": src.as_uri(),
+                                                              "checksum": "sha256:" + digest}]}))
+    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"))
+    res = subprocess.run([os.path.join(BIN, "ansible-playbook"), PLAYBOOK, "-e", "@%s" % extra,
+                          "-e", "ansible_python_interpreter=%s" % sys.executable],
+                         cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode != 0
+    assert "gpuops_mirror_dir: 'relative/mirror' is a relative path" in res.stdout
+    assert "Check the mirror variables before anything is fetched" in res.stdout
+    assert not (tmp_path / "relative").exists()

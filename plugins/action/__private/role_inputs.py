@@ -48,6 +48,14 @@ def value_problems(role, inputs, insecure_hosts=(), entry_point='main', context=
     return found + url_trust.not_yet_named(value_posture.problems(role, inputs, context), found)
 
 
+def value_notices(role, inputs, context=None):
+    """What the checks of value_problems accepted but could not check, or that configures nothing,
+    said in the run (the action's warnings), each naming the variable: an inventory group that
+    matches no host (value_posture.notices), a GPU clock whose maximum the probe did not read
+    (value_kinds.notices; only where probe data is at hand)."""
+    return value_kinds.notices(role, inputs, context) + value_posture.notices(role, inputs, context)
+
+
 def posture_context(task_vars, templar, insecure_hosts=()):
     """(context, problems): what value_posture.problems needs from the play - the inventory's groups
     (task_vars['groups']) and the documented opt-ins (gpuops_allow_*, common's argument spec)."""
@@ -203,6 +211,10 @@ class ActionModule(ActionBase):
                               % (role, '; '.join(exc.problems)))
             return result
         result.update(changed=False, inputs=converted)
+        notices = value_notices(role.lstrip('_'), converted, context)
+        if notices:
+            # accepted, but said in the run rather than configuring nothing silently
+            result.update(notices=notices, warnings=list(notices))
         if inside is not None:
             result['in_container'] = inside
         if gathered:

@@ -21,10 +21,11 @@ Kinds (``KINDS``):
 - numbers: ``int`` (a whole number within ``low``..``high`` of its unit), ``port`` (1-65535),
   ``listen`` (``HOST:PORT``, its port 1-65535), ``duration`` (a Prometheus duration above ``0s``
   and at most ``max_s``), ``scrape_configs`` (a job's scrape_interval and scrape_timeout: neither
-  ``0s``, the timeout not above the interval), ``power_watts`` and ``app_clocks`` (against the GPUs
-  the probe saw where ``context['facts']`` holds its data, else a plausible range, the GPU's own
-  range being checked on the host; the probe reads no supported clocks, so nvidia-smi -ac checks a
-  clock pair on the host), ``serial`` and ``percent`` (a play's batches);
+  ``0s``, the timeout not above the interval), ``power_watts`` and ``app_clocks`` (a plausible range, then
+  against the GPUs the probe saw where ``context['facts']`` holds its data: the power limit range,
+  and no clock above the GPU's maximum, ``max_clocks`` of gpu_facts; where the probe read no
+  maximum, ``notices`` says "not checked: maximum unknown" in the run; nvidia-smi -ac checks that
+  the pair is a supported one on the host), ``serial`` and ``percent`` (a play's batches);
 - values that reach a file the kernel or a tool reads: ``sysctl`` (numbers and spaces, or the
   documented words of the key; within the key's domain where the table knows it; never negative
   where the kernel takes none), ``pam_limits`` (pam_limits(8): the item's domain, soft not above
@@ -57,8 +58,8 @@ import re
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.file_values import (
     env_problems, pam_limits_problems, sysctl_problems, systemd_limits_problems)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.value_numbers import (
-    clocks_problems, duration_problem, int_problem, is_int as _is_int, listen_port, listen_problem, percent_problem,
-    port_problem, power_problems, scrape_configs_problems, serial_problem, shown as _shown)
+    clocks_notices, clocks_problems, duration_problem, int_problem, is_int as _is_int, listen_port, listen_problem,
+    percent_problem, port_problem, power_problems, scrape_configs_problems, serial_problem, shown as _shown)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import SYSTEM_DIRS
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_inputs import MAX_TIMEOUT, MAX_WORKERS
@@ -325,7 +326,7 @@ def variable_problems(name, value, inputs, context=None):
     if kind == 'power_watts':
         return power_problems(name, value, context)
     if kind == 'app_clocks':
-        return clocks_problems(name, value)
+        return clocks_problems(name, value, context)
     if kind == 'serial':
         return [p for p in [serial_problem(name, value)] if p]
     if kind == 'percent':
@@ -366,6 +367,26 @@ def problems(role, inputs, context=None):
     for name in sorted(values):
         if name in VARIABLES and name not in named:
             found.extend(variable_problems(name, values[name], values, context))
+    return found
+
+
+# kind -> the notices of a variable of the kind: what a check could not check, said in the run
+# instead of accepting it silently (a warning; never a refusal)
+NOTICES = {
+    'app_clocks': clocks_notices,
+}
+
+
+def notices(role, inputs, context=None):
+    """What the checks of ``problems`` could not check for the variables among ``inputs`` (same names
+    and context), each naming the variable: a requested GPU clock where the probe read no maximum."""
+    inputs = inputs or {}
+    prefix = '%s_' % role
+    values = dict((k if k in VARIABLES else prefix + k, v) for k, v in inputs.items())
+    found = []
+    for name in sorted(values):
+        if name in VARIABLES and VARIABLES[name][0] in NOTICES:
+            found.extend(NOTICES[VARIABLES[name][0]](name, values[name], context))
     return found
 
 

@@ -159,7 +159,25 @@ def power_problems(name, value, context):
     return found
 
 
-def clocks_problems(name, value):
+_CLOCK_WHAT = {'graphics_mhz': 'graphics', 'memory_mhz': 'memory'}
+
+
+def _gpu_label(position, gpu):
+    index = gpu.get('index') if is_int(gpu.get('index')) else position
+    return 'GPU %s (%s, %s)' % (index, gpu.get('name') or 'model unknown', gpu.get('pci_bus_id') or 'bus unknown')
+
+
+def _requested_clocks(value):
+    """{key: MHz} of the clocks asked for that are within the plausible range (checked first)."""
+    if not isinstance(value, dict):
+        return {}
+    return dict((key, value[key]) for key, (low, high) in CLOCK_RANGES.items()
+                if is_int(value.get(key)) and low <= value[key] <= high)
+
+
+def clocks_problems(name, value, context=None):
+    """A requested clock pair: each clock within the plausible range, then, against the GPUs the probe
+    saw (``context['facts']``), not above each GPU's maximum (``max_clocks`` of gpu_facts)."""
     if not value:
         return []
     if not isinstance(value, dict):
@@ -173,8 +191,36 @@ def clocks_problems(name, value):
             found.append('%s.%s must be a whole number of MHz from %d to %d, got %s; the pair must be one that '
                          '`nvidia-smi -q -d SUPPORTED_CLOCKS` lists, which nvidia-smi -ac checks on the host'
                          % (name, key, low, high, shown(number)))
-    # the probe reads no supported or highest clocks (gpu_facts): nvidia-smi -ac checks the pair on the host
+    requested = _requested_clocks(value)
+    for position, gpu in enumerate(_gpus(context)):
+        maxima = gpu.get('max_clocks') if isinstance(gpu.get('max_clocks'), dict) else {}
+        for key, number in sorted(requested.items()):
+            highest = maxima.get(key)
+            if is_int(highest) and highest > 0 and number > highest:
+                found.append('%s.%s: %d MHz is above the maximum %s clock of %s: %d MHz (from the probe); give at '
+                             'most %d MHz, a pair `nvidia-smi -q -d SUPPORTED_CLOCKS` lists'
+                             % (name, key, number, _CLOCK_WHAT[key], _gpu_label(position, gpu), highest, highest))
     return found
+
+
+def clocks_notices(name, value, context=None):
+    """What the clock check could not check: per requested clock, the GPUs whose maximum the probe did
+    not read ("not checked: maximum unknown"); nothing where no probe data is at hand (the plan checks
+    it with this run's probe) or no clock is requested."""
+    requested = _requested_clocks(value)
+    notices = []
+    for key in sorted(requested):
+        unknown = []
+        for position, gpu in enumerate(_gpus(context)):
+            maxima = gpu.get('max_clocks') if isinstance(gpu.get('max_clocks'), dict) else {}
+            highest = maxima.get(key)
+            if not (is_int(highest) and highest > 0):
+                unknown.append(_gpu_label(position, gpu))
+        if unknown:
+            notices.append('%s.%s: %d MHz not checked: maximum unknown for %s (the probe read no maximum %s clock); '
+                           'nvidia-smi -ac checks the pair on the host' % (
+                               name, key, requested[key], ', '.join(unknown), _CLOCK_WHAT[key]))
+    return notices
 
 
 _PERCENT = re.compile(r'([0-9]+(?:\.[0-9]+)?)%')

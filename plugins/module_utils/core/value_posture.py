@@ -21,7 +21,9 @@ What each kind refuses (each problem names the variable, the value's problem and
 - ``inventory_group``: a group the inventory does not have - refused naming the inventory's groups.
   Decided: a group absent at its DEFAULT name is legitimate (a CPU-only fleet has no ``gpu_nodes``;
   the feature then configures nothing, as documented); a group the user named is a typo until the
-  inventory has it. A group the inventory has but that is empty is accepted (hosts may join later).
+  inventory has it. A group the inventory has but that is empty, and a group absent at its default
+  name, are accepted (hosts may join later) but not silently: ``notices`` names the variable and the
+  group in the run (a warning of the role's preflight), since the feature configures nothing.
 - ``scrape``: credentials or TLS client settings on a plain-HTTP scrape (Prometheus sends the
   password in clear; a CA or skip-verify setting does nothing, and the operator believes the scrape
   verified) - opt-in ``gpuops_allow_basic_auth_over_http``. ``scrape_configs`` does the same for
@@ -222,6 +224,22 @@ def group_problem(name, value, params, groups):
     names = sorted(g for g in groups if g not in ('all', 'ungrouped'))
     return ('%s: group %s is not in the inventory, so it would match no host and configure nothing; the '
             'inventory\'s groups: %s' % (name, _shown(value), ', '.join(names) or '(none but all)'))
+
+
+def group_notice(name, value, params, groups):
+    """What a group accepted by group_problem leaves unconfigured, or None: a group the inventory has
+    with no host in it, or a group absent at its default name (both match no host)."""
+    if groups is None or not isinstance(value, str) or value == '' or not _GROUP.fullmatch(value):
+        return None
+    if value in groups:
+        if groups[value]:
+            return None
+        return ('%s: group %s is in the inventory but has no host, so it matches no host and configures nothing '
+                'until a host joins it' % (name, _shown(value)))
+    if value == params.get('default'):
+        return ('%s: group %s (the default) is not in the inventory, so it matches no host and configures '
+                'nothing; add the group to the inventory, or set %s to a group of it' % (name, _shown(value), name))
+    return None  # a group the user named that the inventory lacks: group_problem refuses it
 
 
 # --------------------------------------------------------------------------- posture
@@ -427,6 +445,21 @@ def problems(role, inputs, context=None):
     for name in sorted(values):
         if name in VARIABLES:
             found.extend(variable_problems(name, values[name], values.get, context))
+    return found
+
+
+def notices(role, inputs, context=None):
+    """What the checks of ``problems`` accept but the run should hear (same names and context), each
+    naming the variable: an inventory group that matches no host (empty, or absent at its default)."""
+    inputs = inputs or {}
+    groups = (context or {}).get('groups')
+    prefix = '%s_' % role
+    values = dict(((k if k.startswith('gpuops_') else prefix + k), v) for k, v in inputs.items())
+    found = []
+    for name in sorted(values):
+        kind, params = VARIABLES.get(name, ('', {}))
+        if kind == 'inventory_group':
+            found.extend(n for n in [group_notice(name, values[name], params, groups)] if n)
     return found
 
 

@@ -9,6 +9,10 @@ Three read-only commands, each run with a C locale by the caller's runner:
   (again without ``compute_cap`` when an old driver refuses that field, and with
   ``kmd_version`` for ``driver_version`` when a driver refuses that one: R610 deprecated
   ``Driver Version`` for ``KMD Version``, to be removed with CUDA 14);
+* ``nvidia-smi --query-gpu=pci.bus_id,clocks.max.graphics,clocks.max.memory --format=csv,noheader,nounits``
+  for each GPU's highest graphics and memory clocks (``--help-query-gpu``: "Maximum frequency of
+  graphics (shader) clock", "Maximum frequency of memory clock"); a query of its own, so a driver
+  that refuses it leaves the maxima unknown (None) and the rest of the answer as it was;
 * ``nvidia-smi`` for the ``CUDA Version`` of its banner (``CUDA UMD Version`` from R610 on);
 * ``nvidia-smi topo -m``, parsed by ``nvidia_topo.parse_nvidia_topo``.
 """
@@ -31,6 +35,9 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo 
 # Built from nvidia_sources.QUERY_FIELD_ROWS and FIELD_FALLBACK_ROWS (each row with its source).
 QUERY_FIELDS = tuple(r["field"] for r in nvidia_sources.QUERY_FIELD_ROWS)
 LEGACY_QUERY_FIELDS = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
+MAX_CLOCK_FIELDS = ("pci.bus_id", "clocks.max.graphics", "clocks.max.memory")
+# "3105" (nounits) or "3105 MHz" (as --format=csv prints it)
+_MHZ = re.compile(r"([0-9]{1,6})(?: MHz)?")
 # What to ask instead when a driver refuses a field (None: leave it out).
 FIELD_FALLBACKS = tuple((r["field"], r["instead"]) for r in nvidia_sources.FIELD_FALLBACK_ROWS)
 _NOT_AVAILABLE = ("", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "Unknown Error",
@@ -120,6 +127,39 @@ def parse_query(text, fields=QUERY_FIELDS):
     return gpus
 
 
+def mhz(text):
+    """A clock cell of nvidia-smi (``3105`` or ``3105 MHz``) as whole MHz; None for ``[N/A]``, any
+    bracketed text, 0 or anything else."""
+    value = _value(text or "")
+    match = _MHZ.fullmatch(value) if value is not None else None
+    number = int(match.group(1)) if match else 0
+    return number or None
+
+
+def parse_max_clocks(text):
+    """Rows of the MAX_CLOCK_FIELDS query -> {bus id: {graphics_mhz, memory_mhz}}. A row that is
+    not three cells with a bus id is left out (its GPU's maxima stay unknown)."""
+    found = {}
+    for line in (text or "").splitlines():
+        cells = [cell.strip() for cell in line.split(",")]
+        if len(cells) != len(MAX_CLOCK_FIELDS):
+            continue
+        try:
+            bus = normalize_bus_id(cells[0])
+        except ValueError:
+            continue
+        found[bus] = {"graphics_mhz": mhz(cells[1]), "memory_mhz": mhz(cells[2])}
+    return found
+
+
+def _max_clocks(binary, run, rows):
+    """Each row's ``max_clocks`` from its own query; unknown (None) where the query fails."""
+    rc, out, dummy = run(query_args(binary, MAX_CLOCK_FIELDS))
+    found = parse_max_clocks(out) if rc == 0 else {}
+    for row in rows:
+        row["max_clocks"] = found.get(row["pci_bus_id"]) or {"graphics_mhz": None, "memory_mhz": None}
+
+
 def parse_cuda_version(banner):
     """``CUDA Version: 12.4`` (``CUDA UMD Version: 13.3`` from R610) of the plain ``nvidia-smi``
     output, or None."""
@@ -191,6 +231,7 @@ def collect(binary, run):
     if "driver_version" in fields and rows and not any(row["driver_version"] for row in rows):
         # the deprecated field answered without a version: ask for its successor
         _kmd_versions(binary, run, rows)
+    _max_clocks(binary, run, rows)
     for index, row in enumerate(rows):
         row["nvidia_smi_index"] = index
         result["gpus"][row["pci_bus_id"]] = row

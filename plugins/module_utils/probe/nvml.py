@@ -200,6 +200,13 @@ class NvmlReader(object):
             "sm_mhz": call("nvmlDeviceGetClockInfo", handle, clock_sm),
             "mem_mhz": call("nvmlDeviceGetClockInfo", handle, clock_mem),
         }
+        # the GPU's highest clocks (nvmlDeviceGetMaxClockInfo): what a requested application or
+        # locked clock may not exceed; None where the driver or the GPU does not say
+        clock_graphics = getattr(self.nvml, "NVML_CLOCK_GRAPHICS", 0)
+        info["max_clocks"] = {
+            "graphics_mhz": _mhz(call("nvmlDeviceGetMaxClockInfo", handle, clock_graphics)),
+            "memory_mhz": _mhz(call("nvmlDeviceGetMaxClockInfo", handle, clock_mem)),
+        }
         reasons = self.first(
             ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"), handle
         )
@@ -244,6 +251,13 @@ class NvmlReader(object):
         except _GpuFailed:
             return None
         return _TOPOLOGY_CODES.get(level)
+
+
+def _mhz(value):
+    """A clock NVML gave, as whole MHz; None for no answer or nothing plausible (0 means unknown)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return value
 
 
 def _nvlink_topology(gpus, nvswitch_bus_ids):

@@ -37,8 +37,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.indexes
     insecure_index_problems, trusted_hosts, valid_host)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.node_env import valid_abs_path
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.requirements import (
-    exact_version, lock_requirements, lower_bound, parse_requirement, render_requirement, valid_conda_package,
-    valid_name, version_tuple)
+    exact_version, lock_problems, lock_requirements, lower_bound, parse_requirement, render_requirement,
+    valid_conda_package, valid_name, version_tuple)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.stack_inputs import (
     option_input_problems, sha256_error, url_error)
 
@@ -186,6 +186,11 @@ def resolve(env, context):
         decisions.append({'what': 'lock_file', 'value': env.get('lock_file', ''),
                           'reason': 'the lock file is installed as written (%d packages); only the PyTorch index is '
                                     'matched to the driver' % len(pip_items)})
+        # every entry an exact pin or a hash, before anything is installed (issue 37): the plan fails
+        # naming the file and the line (stack_host collects the decisions' errors)
+        where = 'python_stack_environments[%s].lock_file %s' % (env.get('name'), env.get('lock_file', ''))
+        decisions.extend({'what': 'lock_file', 'value': env.get('lock_file', ''), 'error': problem, 'reason': problem}
+                         for problem in lock_problems(lock, where))
     for item in pip_items:
         req, _reason = parse_requirement(item)
         canon = req['canonical']

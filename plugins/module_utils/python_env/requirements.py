@@ -100,6 +100,80 @@ def lock_requirements(text):
     return out
 
 
+# Lock files (issue 37): every entry an exact pin or pinned by a hash, before anything is installed
+_EXACT_PIN = re.compile(r'(?:===|==)[0-9A-Za-z][A-Za-z0-9.+!_-]*')
+_HASH = re.compile(r'--hash[ \t]*[= \t][ \t]*(sha256:[0-9a-fA-F]{64}|sha384:[0-9a-fA-F]{96}|sha512:[0-9a-fA-F]{128})'
+                   r'(?=[ \t]|\Z)')
+_ANY_HASH = re.compile(r'--hash\b[^ \t]*(?:[ \t]+(?![-])[^ \t]+)?')
+_URL_HASH = re.compile(r'#(?:[^ \t]*&)?sha256=[0-9a-fA-F]{64}(?:&[^ \t]*)?\Z')
+_COMMENT = re.compile(r'(?:^|[ \t])#.*\Z')
+# options of a requirements file that install something this check cannot see pinned
+_UNPINNED_OPTIONS = ('-e', '--editable', '-r', '--requirement', '-c', '--constraint')
+_PIN_FIX = ('give an exact pin (name==X or name===X) or its --hash, e.g. regenerate the file with uv pip compile '
+            '--generate-hashes (or pip-compile --generate-hashes)')
+
+
+def _logical_lines(text):
+    """[(first line number, text)]: the file's lines with backslash continuations joined (pip's reading)."""
+    out, buf, start = [], [], None
+    for number, line in enumerate(text.split('\n'), 1):
+        line = line.rstrip('\r')
+        if start is None:
+            start = number
+        if line.endswith('\\'):
+            buf.append(line[:-1])
+            continue
+        buf.append(line)
+        out.append((start, ' '.join(buf)))
+        buf, start = [], None
+    if buf:
+        out.append((start, ' '.join(buf)))
+    return out
+
+
+def lock_entry_problem(entry):
+    """The reason one logical line of a lock file is not an exact pin, or None (a pin, a hash-pinned
+    entry, an option that installs nothing, a comment, a blank line)."""
+    line = _COMMENT.sub('', entry).strip()
+    if not line:
+        return None
+    if re.search(r'[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]', line):
+        return 'a control character inside the entry (one entry per line)'
+    if line.startswith('-'):
+        option = re.split(r'[ \t=]', line, 1)[0]
+        if option in _UNPINNED_OPTIONS or re.match(r'-[erc][^-]', line):
+            return 'option %s installs what this file does not pin (another file or a checkout)' % option
+        return None  # an index, find-links or binary option: it installs nothing itself
+    hashed = bool(_HASH.search(line))
+    requirement = _ANY_HASH.sub('', line).strip()
+    if '://' in requirement or ' @ ' in requirement or requirement.startswith('@'):
+        if hashed or _URL_HASH.search(requirement.split(';', 1)[0].strip()):
+            return None
+        return 'a direct reference without a sha256 (#sha256= or --hash)'
+    req, reason = parse_requirement(requirement)
+    if req is None:
+        return 'not a requirement (%s)' % reason
+    if _EXACT_PIN.fullmatch(req['spec']) or hashed:
+        return None
+    return ('no version at all' if not req['spec'] else 'version %s is a range, not one version' % req['spec'])
+
+
+def lock_problems(text, where):
+    """Every entry of a lock file's ``text`` that is not an exact pin (``==X``/``===X``) or pinned by a
+    hash (``--hash=sha256:...``, ``#sha256=`` on a direct reference), each naming ``where`` (the
+    variable and the file) and the line: pip would install whatever matches such an entry."""
+    if not isinstance(text, str):
+        return ['%s is not text' % where]
+    found = []
+    for number, entry in _logical_lines(text):
+        why = lock_entry_problem(entry)
+        if why:
+            shown = entry.strip()
+            shown = shown if len(shown) <= 80 else shown[:77] + '...'
+            found.append('%s line %d: %r is not an exact pin: %s; %s' % (where, number, shown, why, _PIN_FIX))
+    return found
+
+
 def lower_bound(spec):
     for part in (spec or '').split(','):
         for op in ('>=', '~=', '=='):

@@ -149,6 +149,16 @@ problems:
   type: list
   elements: str
   sample: ["os_tuning_kernel_cmdline must be a list, got a string ('iommu=pt')"]
+notices:
+  description:
+    - What the checks accepted but the run should hear, each naming the variable (also printed
+      as warnings) - an inventory group that matches no host (empty, or absent at its default
+      name), a GPU clock whose maximum the probe did not read.
+  returned: when there is one
+  type: list
+  elements: str
+  sample: ["volcano_node_group: group 'gpu_nodes' is in the inventory but has no host, so it matches no host and
+           configures nothing until a host joins it"]
 """
 
 from ansible.module_utils.basic import AnsibleModule

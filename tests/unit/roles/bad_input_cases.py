@@ -27,7 +27,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import con
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, node_exporter, prometheus_config
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import mirror_inputs, nvidia_repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env, python_stack
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
 
@@ -198,6 +198,8 @@ def outcome(role, variable, value):
 SEMANTIC = {
     "value_kinds": value_kinds,
     "value_posture": value_posture,
+    # playbooks/mirror.yml's variables (checked by mirror_index's validate step, its first task)
+    "mirror_inputs": mirror_inputs,
 }
 # What the controller's checks read besides the inputs (role_inputs and host_plan build it).
 CHECK_CONTEXT = {"groups": {"all": ["gpu-01"], "gpu_nodes": ["gpu-01"]}, "insecure_hosts": []}

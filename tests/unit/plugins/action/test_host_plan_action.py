@@ -314,3 +314,35 @@ def test_paths_numbers_and_file_values_are_refused_on_every_host(run, tmp_path):
                   "gpuops_rolling_serial: 0 is not a batch size"):
         assert words in out, (words, out[-3000:])
     assert not (tmp_path / "out.json").exists()
+
+
+def _rtx4090_facts(max_clocks):
+    import os
+    import yaml
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "module_utils", "data", "plan_rtx4090.yml")) as handle:
+        facts = yaml.safe_load(handle)["facts"]
+    for gpu in facts["gpus"]:
+        if max_clocks is not None:
+            gpu["max_clocks"] = max_clocks
+    return json.dumps({"facts": facts})
+
+
+def test_a_clock_above_the_maximum_the_probe_read_fails_naming_the_gpu(run, tmp_path):
+    # the maxima of published nvidia-smi output (tests/fixtures/nvidia-smi-settings/max-clocks-*.csv)
+    clocks = json.dumps({"nvidia_driver_application_clocks": {"graphics_mhz": 3500, "memory_mhz": 10001}})
+    res = run(None, _rtx4090_facts({"graphics_mhz": 3105, "memory_mhz": 10501}), clocks)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "nvidia_driver_application_clocks.graphics_mhz: 3500 MHz is above the maximum graphics clock of GPU 0 (" in out
+    assert "): 3105 MHz (from the probe)" in out
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_clock_the_probe_has_no_maximum_for_is_said_not_checked(run, tmp_path):
+    clocks = json.dumps({"nvidia_driver_application_clocks": {"graphics_mhz": 2500, "memory_mhz": 10501}})
+    res = run(None, _rtx4090_facts(None), clocks)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "[WARNING]: nvidia_driver_application_clocks.graphics_mhz: 2500 MHz not checked: maximum unknown for GPU 0" in out
+    assert "nvidia_driver_application_clocks.memory_mhz: 10501 MHz not checked: maximum unknown" in out

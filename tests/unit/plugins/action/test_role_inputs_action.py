@@ -179,3 +179,23 @@ def test_lists_and_posture_are_checked_here_with_the_inventorys_groups(tmp_path,
     assert "os_tuning_kernel_cmdline: kernel parameter 'iommu' is given twice, differently" in res.stdout + res.stderr
     res = run_play(tmp_path, play, None, "volcano_node_group=ungrouped")
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_a_group_that_matches_no_host_is_said_in_the_run(tmp_path, run_play):
+    """Issue 37: volcano_node_group at its default (gpu_nodes), which the play's inventory (localhost,)
+    does not have, is accepted - a fleet without GPU nodes - but the run says it configures nothing."""
+    play = PLAY.replace("role: os_tuning", "role: volcano").replace(
+        "content: \"{{ result.inputs | to_json }}\"", "content: \"{{ result.notices | to_json }}\"")
+    res = run_play(tmp_path, play, None)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    notices = json.loads((tmp_path / "out.json").read_text())
+    assert notices == ["volcano_node_group: group 'gpu_nodes' (the default) is not in the inventory, so it matches "
+                       "no host and configures nothing; add the group to the inventory, or set volcano_node_group "
+                       "to a group of it"]
+    assert "[WARNING]: volcano_node_group: group 'gpu_nodes' (the default) is not in the inventory" in out
+    # a group of the inventory with a host: nothing to say
+    res = run_play(tmp_path, play.replace("result.notices", "result.notices | default([])"), None,
+                   "volcano_node_group=ungrouped")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads((tmp_path / "out.json").read_text()) == []

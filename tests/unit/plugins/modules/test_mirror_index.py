@@ -53,12 +53,35 @@ def test_a_file_that_differs_fails_naming_it(mirror):
 def test_validate_only_touches_nothing(tmp_path):
     res = _run(path=str(tmp_path / "nowhere"), validate_only=True,
                artifacts=[{"path": "../x", "url": "u", "checksum": "md5:1"}, {"path": "ok", "checksum": "sha256:" + "0" * 64}])
-    assert res["failed"] and res["msg"].startswith("gpuops_mirror_artifacts entries need")
-    assert len(res["problems"]) == 3
+    assert res["failed"] and res["msg"].startswith("gpuops.dlserver.mirror: bad input, nothing was fetched")
+    assert "gpuops_mirror_artifacts entries need" in res["msg"]
+    # entry 0: its path leaves the mirror, its url has no scheme, its checksum is no sha256; entry 1: no url
+    assert [p.split(":")[0].split(" ")[0] for p in res["problems"]] == [
+        "gpuops_mirror_artifacts[0].path", "gpuops_mirror_artifacts[0].url", "gpuops_mirror_artifacts[0].checksum",
+        "gpuops_mirror_artifacts[1]"]
+    assert "md5" in res["problems"][2] and "(ok).url is empty" in res["problems"][3]
     assert not (tmp_path / "nowhere").exists()
     ok = _run(path=str(tmp_path / "nowhere"), validate_only=True,
               artifacts=[{"path": "files/x", "url": "https://v.example/x", "checksum": "sha256:" + "0" * 64}])
     assert ok["changed"] is False and ok["problems"] == []
+
+
+@pytest.mark.parametrize("args,named", [
+    ({"path": "/"}, "gpuops_mirror_dir: '/' is the root directory"),
+    ({"path": "/srv"}, "gpuops_mirror_dir: '/srv' is a system directory"),
+    ({"path": "srv/mirror"}, "gpuops_mirror_dir: 'srv/mirror' is a relative path"),
+    ({"path": "/srv/m\nx"}, "gpuops_mirror_dir must be"),
+    ({"mirror_url": "ftp://mirror.example/gpuops"}, "gpuops_mirror_url: ftp:// cannot be used"),
+    ({"host": "all"}, "gpuops_mirror_host: 'all' names every host"),
+    ({"host": "mirror*"}, "gpuops_mirror_host: 'mirror*' is a host pattern"),
+    ({"host": "mirror-01\n"}, "gpuops_mirror_host must be one inventory host name on one line"),
+])
+def test_validate_only_names_each_mirror_variable(tmp_path, args, named):
+    base = {"path": str(tmp_path / "mirror"), "validate_only": True,
+            "artifacts": [{"path": "files/x", "url": "http://v.example/x", "checksum": "sha256:" + "0" * 64}]}
+    res = _run(**dict(base, **args))
+    assert res["failed"] and len(res["problems"]) == 1 and res["problems"][0].startswith(named), res["problems"]
+    assert not (tmp_path / "mirror").exists()
 
 
 def test_missing_mirror_directory(tmp_path):

@@ -236,3 +236,22 @@ def test_plan_refuses_a_torch_without_kernels_for_the_gpu(tmp_path, index, monke
     assert "environment pt: torch 2.6 ships cu118/cu124/cu126" in res["msg"]
     assert "cu126 has no kernels for NVIDIA B200 at 0000:06:00.0 (compute capability 10.0)" in res["msg"]
     assert "torch 2.7 (cu128)" in res["msg"]
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the plan is pinned to Python 3.11 here")
+def test_plan_refuses_a_lock_file_entry_that_is_no_pin_naming_the_file_and_line(tmp_path, index, monkeypatch):
+    # issue 37: the lock file's text (read on the controller by the role's preflight) is checked in the plan,
+    # before any environment is built
+    monkeypatch.setattr(stack_host, "_python_for", lambda version: sys.executable if version == "3.11" else None)
+    envs = [{"name": "locked", "lock_file": "locks/locked.txt"}]
+    ok, res = _call({"action": "plan", "inputs": _inputs(tmp_path, index, envs), "gpu": {},
+                     "locks": {"locked": "gpuops-alpha==1.0\ngpuops-beta\n"}})
+    assert not ok
+    assert res["problems"] == [
+        "environment locked: python_stack_environments[locked].lock_file locks/locked.txt line 2: 'gpuops-beta' is "
+        "not an exact pin: no version at all; give an exact pin (name==X or name===X) or its --hash, e.g. regenerate "
+        "the file with uv pip compile --generate-hashes (or pip-compile --generate-hashes)"]
+    assert not (tmp_path / "envs").exists()
+    ok, res = _call({"action": "plan", "inputs": _inputs(tmp_path, index, envs), "gpu": {},
+                     "locks": {"locked": "gpuops-alpha==1.0\ngpuops-beta==1.0\n"}})
+    assert ok, res

@@ -37,8 +37,14 @@ def test_case(case):
     context = {"groups": {}, "insecure_hosts": []}
     if "facts" in case:
         context["facts"] = case["facts"]
-    found = value_kinds.problems(case["role"], _inputs(case["role"], case["values"]), context)
+    inputs = _inputs(case["role"], case["values"])
+    found = value_kinds.problems(case["role"], inputs, context)
     check_case(case, found)
+    # what the checks could not check is said in the run (notices), never silently accepted
+    notices = value_kinds.notices(case["role"], inputs, context)
+    assert len(notices) == len(case.get("notices", [])), notices
+    for want in case.get("notices", []):
+        assert any(want in n for n in notices), (want, notices)
 
 
 ROLES = sorted(r for r in os.listdir(os.path.join(ROOT, "roles"))
@@ -135,3 +141,14 @@ def test_the_doc_names_every_classified_variable():
         text = handle.read()
     missing = [name for name in value_kinds.VARIABLES if "`%s" % name not in text]
     assert not missing, "docs/input-checks.md does not name %s" % ", ".join(missing)
+
+
+@pytest.mark.parametrize("value", [{"graphics_mhz": "1410\n"}, {"graphics_mhz": "1410\nx"}, {"memory_mhz": "1215 "},
+                                   {"graphics_mhz": True}, {"graphics_mhz": -1}])
+def test_a_clock_that_is_no_whole_number_is_refused_unconverted(value):
+    # the playbooks' path (no argument spec): a clock with a newline or a blank is no number of MHz
+    from ansible_collections.gpuops.dlserver.plugins.module_utils.core.value_numbers import clocks_notices, clocks_problems
+    facts = {"gpus": [{"index": 0, "pci_bus_id": "0000:01:00.0", "name": "GPU", "max_clocks": {}}]}
+    found = clocks_problems("nvidia_driver_application_clocks", value, {"facts": facts})
+    assert len(found) == 1 and "must be a whole number of MHz" in found[0], found
+    assert clocks_notices("nvidia_driver_application_clocks", value, {"facts": facts}) == []

@@ -22,6 +22,11 @@ def test_case(case):
     context = value_posture.context_of(groups, [], case.get("allow"))
     found = value_posture.problems(case["role"], case["inputs"], context)
     check_case(case, found)
+    # a group that matches no host is accepted, but said in the run (never silently)
+    notices = value_posture.notices(case["role"], case["inputs"], context)
+    assert len(notices) == case.get("notice_count", len(case.get("notices", []))), notices
+    for want in case.get("notices", []):
+        assert any(want in n for n in notices), (want, notices)
 
 
 def test_every_variable_of_these_classes_in_every_argument_spec_is_classified():

@@ -5,6 +5,7 @@ import os
 import sys
 
 import pytest
+import yaml
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import nvidia_smi
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo import parse_nvidia_topo
@@ -213,4 +214,79 @@ def test_both_fields_refused_drops_compute_cap_then_renames_driver_version():
 
     found = nvidia_smi.collect(SMI, run)
     assert found["answered"] is True and found["driver_version"] == "610.43.02"
-    assert len([a for a in seen if a[1:] and a[1].startswith("--query-gpu=")]) == 3
+    # three tries of the GPU query; the maximum clocks are a query of their own, answered here with a row
+    # of the wrong shape: unknown
+    assert len([a for a in seen if a[1:] and a[1].startswith("--query-gpu=") and "clocks.max." not in a[1]]) == 3
+    assert found["gpus"]["0000:63:00.0"]["max_clocks"] == {"graphics_mhz": None, "memory_mhz": None}
+
+
+# --- the maximum clocks (gpu_facts max_clocks), from real published output ---------------------
+SETTINGS = os.path.join(TESTS, "fixtures", "nvidia-smi-settings")
+with open(os.path.join(TESTS, "unit", "plugins", "module_utils", "data", "max_clocks_cases.yml")) as _fh:
+    MAX_CLOCK_CASES = yaml.safe_load(_fh)
+
+
+def _published_cells(case):
+    """The two clock cells of a fixture's row (the fixture names its SOURCE)."""
+    with open(os.path.join(SETTINGS, case["source"])) as handle:
+        lines = handle.read().splitlines()
+    assert any(line.startswith("# SOURCE: ") for line in lines), case["source"]
+    rows = [[c.strip() for c in line.split(",")] for line in lines if line.strip() and not line.startswith("# ")]
+    header = rows[0] if isinstance(case["graphics"], str) else None
+    data = rows[1:] if header else rows
+    row = data[case["row"]]
+    pick = (lambda key: row[header.index(case[key])]) if header else (lambda key: row[case[key]])
+    return pick("graphics"), pick("memory")
+
+
+@pytest.mark.parametrize("case", MAX_CLOCK_CASES, ids=[c["name"] for c in MAX_CLOCK_CASES])
+def test_max_clocks_of_published_output(case):
+    graphics, memory = _published_cells(case)
+    assert {"graphics_mhz": nvidia_smi.mhz(graphics), "memory_mhz": nvidia_smi.mhz(memory)} == case["expect"]
+    # the probe's own query (nounits) answered with the same values: the GPU's max_clocks fact
+    bus = "00000000:01:00.0"
+    query = "%s, %s, %s\n" % (bus, graphics.replace(" MHz", ""), memory.replace(" MHz", ""))
+
+    def run(args):
+        if args[1:2] == ["--query-gpu=" + ",".join(nvidia_smi.MAX_CLOCK_FIELDS)]:
+            return 0, query, ""
+        if args[1:] and args[1].startswith("--query-gpu="):
+            return 0, "%s, GPU, GPU-1, 1, 595.71.05, 12.0, Enabled, [N/A], 600.00, [N/A]\n" % bus, ""
+        return 1, "", "not captured"
+
+    found = nvidia_smi.collect(SMI, run)
+    assert found["gpus"]["0000:01:00.0"]["max_clocks"] == case["expect"]
+
+
+@pytest.mark.parametrize("cell,value", [("3105", 3105), ("3105 MHz", 3105), ("[N/A]", None), ("N/A", None),
+                                        ("[Not Supported]", None), ("0", None), ("", None), ("3105\n", 3105),
+                                        ("3105\nMHz", None), ("-5", None), ("31.5", None), ("abc", None)])
+def test_a_clock_cell(cell, value):
+    # a cell is stripped like every cell of the query (a trailing newline is the row's end); a newline
+    # inside it is no clock
+    assert nvidia_smi.mhz(cell) == value
+
+
+def test_max_clocks_unknown_where_the_query_fails_or_says_nothing():
+    def run_with(answer):
+        def run(args):
+            if args[1:] and "clocks.max." in args[1]:
+                return answer
+            if args[1:] and args[1].startswith("--query-gpu="):
+                return 0, ("00000000:01:00.0, GPU, GPU-1, 1, 550.54.14, 8.9, Enabled, [N/A], 450.00, [N/A]\n"
+                           "00000000:02:00.0, GPU, GPU-2, 1, 550.54.14, 8.9, Enabled, [N/A], 450.00, [N/A]\n"), ""
+            return 1, "", "not captured"
+        return run
+
+    unknown = {"graphics_mhz": None, "memory_mhz": None}
+    refused = nvidia_smi.collect(SMI, run_with((2, 'Field "clocks.max.graphics" is not a valid field to query.', "")))
+    assert refused["answered"] is True and [g["max_clocks"] for g in refused["gpus"].values()] == [unknown] * 2
+    partial = nvidia_smi.collect(SMI, run_with((0, "00000000:02:00.0, [N/A], 10501\n", "")))
+    assert partial["gpus"]["0000:01:00.0"]["max_clocks"] == unknown
+    assert partial["gpus"]["0000:02:00.0"]["max_clocks"] == {"graphics_mhz": None, "memory_mhz": 10501}
+
+
+@pytest.mark.parametrize("host", SMI_HOSTS)
+def test_captured_hosts_without_a_max_clock_capture_leave_the_maxima_unknown(host):
+    found = nvidia_smi.collect(SMI, build_sysfs.replay_nvidia_smi(host))
+    assert all(g["max_clocks"] == {"graphics_mhz": None, "memory_mhz": None} for g in found["gpus"].values())

@@ -317,3 +317,25 @@ def test_nvml_init_error_passes_through_the_worker_thread():
     found = nvml.collect(fake_pynvml.from_host("v100-2gpu", init_error="DRIVER_NOT_LOADED"),
                          _pci_buses("v100-2gpu"), init_timeout=5)
     assert found == dict(found, answered=False, reason="nvmlInit failed: Driver Not Loaded")
+
+
+def test_max_clocks_from_nvml():
+    # the maxima of published nvidia-smi output (tests/fixtures/nvidia-smi-settings/max-clocks-rtx6000ada-*.csv:
+    # 3105 / 10001 MHz), given to one device of the double
+    host = "rtx4090-8gpu"
+    data = fake_pynvml.inject_device(fake_pynvml.load_host(host), 0, max_clocks={"graphics": 3105, "sm": 3105,
+                                                                                 "mem": 10001})
+    data = fake_pynvml.inject_device(data, 1, max_clocks={"graphics": 0, "sm": 0})
+    found = nvml.collect(fake_pynvml.make_module(data), _pci_buses(host))
+    gpus = [found["gpus"][bus] for bus in _pci_buses(host)]
+    assert gpus[0]["max_clocks"] == {"graphics_mhz": 3105, "memory_mhz": 10001}
+    # 0 is no maximum, a missing clock is Not Supported: unknown, never an error
+    assert gpus[1]["max_clocks"] == {"graphics_mhz": None, "memory_mhz": None}
+    assert gpus[2]["max_clocks"] == {"graphics_mhz": None, "memory_mhz": None}
+    assert found["errors"] == []
+
+
+def test_max_clocks_unknown_on_an_old_driver():
+    found = nvml.collect(fake_pynvml.from_host("v100-2gpu", missing=("nvmlDeviceGetMaxClockInfo",)),
+                         _pci_buses("v100-2gpu"))
+    assert all(g["max_clocks"] == {"graphics_mhz": None, "memory_mhz": None} for g in found["gpus"].values())
