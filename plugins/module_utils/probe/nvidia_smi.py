@@ -35,7 +35,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.nvidia_topo 
 # Built from nvidia_sources.QUERY_FIELD_ROWS and FIELD_FALLBACK_ROWS (each row with its source).
 QUERY_FIELDS = tuple(r["field"] for r in nvidia_sources.QUERY_FIELD_ROWS)
 LEGACY_QUERY_FIELDS = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
-MAX_CLOCK_FIELDS = ("pci.bus_id", "clocks.max.graphics", "clocks.max.memory")
+MAX_CLOCK_FIELDS = tuple(r["field"] for r in nvidia_sources.MAX_CLOCK_FIELD_ROWS)
 # "3105" (nounits) or "3105 MHz" (as --format=csv prints it)
 _MHZ = re.compile(r"([0-9]{1,6})(?: MHz)?")
 # What to ask instead when a driver refuses a field (None: leave it out).

@@ -125,6 +125,15 @@ QUERY_FIELD_ROWS = tuple(_row(quoted, source=HELP_QUERY_GPU, unconfirmed=_NO_NVI
     ('ecc.mode.current', '"ecc.mode.current" The ECC mode that the GPU is currently operating under.'),
 ))
 
+# The second, separate query of each GPU's maximum clocks (a driver that refuses it leaves the main
+# query's answer as it was); the same published copy of --help-query-gpu.
+MAX_CLOCK_FIELD_ROWS = tuple(_row(quoted, source=HELP_QUERY_GPU, unconfirmed=_NO_NVIDIA_PAGE, field=field)
+                             for field, quoted in (
+    ('pci.bus_id', '"pci.bus_id" or "gpu_bus_id" PCI bus id as "domain:bus:device.function", in hex.'),
+    ('clocks.max.graphics', '"clocks.max.graphics" or "clocks.max.gr" Maximum frequency of graphics (shader) clock.'),
+    ('clocks.max.memory', '"clocks.max.memory" or "clocks.max.mem" Maximum frequency of memory clock.'),
+))
+
 # What to ask instead when a driver refuses a field (instead None: leave it out).
 FIELD_FALLBACK_ROWS = (
     _row('"compute_cap" The CUDA Compute Capability, represented as Major DOT Minor.', source=HELP_QUERY_GPU,
