@@ -38,10 +38,10 @@ _CRI_DOC = ('containerd/containerd docs/cri/config.md (CRI Plugin Config Guide),
 CONTAINERD_CRI_ROWS = (
     {'version': 2, 'plugin': 'io.containerd.grpc.v1.cri', 'read': '2026-12-07',
      'source': _CRI_DOC + '"In containerd 1.x ... version = 2 [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.'
-               'runc.options]"'},
+                          'runc.options]"'},
     {'version': 3, 'plugin': 'io.containerd.cri.v1.runtime', 'read': '2026-12-07',
      'source': _CRI_DOC + '"In containerd 2.x ... version = 3 [plugins.\'io.containerd.cri.v1.runtime\'.containerd.'
-               'runtimes.runc.options]"'},
+                          'runtimes.runc.options]"'},
 )
 CONTAINERD_CRI = dict((row['version'], row['plugin']) for row in CONTAINERD_CRI_ROWS)
 CDI_SPEC_DIRS = ['/etc/cdi', '/var/run/cdi']

@@ -36,8 +36,8 @@ RELEASE_PACKAGE_ROWS = (
     {'pattern': 'linux-headers-%s', 'read': READ,
      'source': _BOOKWORM % 'linux-headers-6.1.0-47-amd64' + ' (uname -r 6.1.0-47-amd64)'},
     {'pattern': 'linux-modules-%s', 'read': READ,
-     'source': _UBUNTU % (_JAMMY_MODULES, 'linux-modules-6.8.0-45-generic (6.8.0-45.45~22.04.1)') + ' (uname -r '
-               '6.8.0-45-generic; Debian has no such package: the name matches nothing there)'},
+     'source': (_UBUNTU % (_JAMMY_MODULES, 'linux-modules-6.8.0-45-generic (6.8.0-45.45~22.04.1)')
+                + ' (uname -r 6.8.0-45-generic; Debian has no such package: the name matches nothing there)')},
 )
 
 # Package names a kernel glob of the blacklist is recognised by (Debian, Ubuntu, EL).
@@ -67,11 +67,11 @@ KERNEL_SAMPLE_ROWS = (
     {'name': 'kernel', 'read': READ,
      'source': _RHEL9 % '"The kernel RPM is a meta package that does not contain any files"'},
     {'name': 'kernel-core', 'read': READ, 'source': _RHEL9 % '"kernel-core - Provides the binary image of the Linux '
-                                                           'kernel (vmlinuz)"'},
+                                                             'kernel (vmlinuz)"'},
     {'name': 'kernel-modules', 'read': READ, 'source': _RHEL9 % '"kernel-modules - Provides the remaining kernel '
-                                                              'modules"'},
+                                                                'modules"'},
     {'name': 'kernel-modules-core', 'read': READ, 'source': _RHEL9 % '"kernel-modules-core - Provides the basic '
-                                                                   'kernel modules"'},
+                                                                     'kernel modules"'},
     {'name': 'kernel-devel', 'read': READ, 'source': _RHEL9 % '"kernel-devel - Provides the kernel headers and '
-                                                            'makefiles"'},
+                                                              'makefiles"'},
 )

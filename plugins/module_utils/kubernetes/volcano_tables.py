@@ -96,10 +96,10 @@ SCHEDULER_VOCABULARY = {
                     'network-topology-aware', 'nodegroup', 'nodeorder', 'numa-aware', 'overcommit', 'pdb',
                     'predicates', 'priority', 'proportion', 'rescheduling', 'resource-strategy-fit',
                     'resourcequota', 'sla', 'task-topology', 'tdm', 'usage'),
-        'source': (_VC % ('1.13.0', 'pkg/scheduler/actions/factory.go') + ' (framework.RegisterAction of the six '
-                   'actions; each Name() returns the word) and ' + _VC % ('1.13.0', 'pkg/scheduler/plugins/'
-                   'factory.go') + ' (RegisterPluginBuilder of 24 plugins; each PluginName, e.g. numaaware '
-                   '"numa-aware")'),
+        'source': (_VC % ('1.13.0', 'pkg/scheduler/actions/factory.go')
+                   + ' (framework.RegisterAction of the six actions; each Name() returns the word) and '
+                   + _VC % ('1.13.0', 'pkg/scheduler/plugins/factory.go')
+                   + ' (RegisterPluginBuilder of 24 plugins; each PluginName, e.g. numaaware "numa-aware")'),
         'read': READ,
     },
 }
@@ -107,9 +107,9 @@ SCHEDULER_VOCABULARY = {
 # Queue hierarchy (spec.parent, capacity plugin with enableHierarchy) from this Volcano minor.
 HIERARCHY_ROWS = (
     {'volcano': '1.11', 'feature': 'hierarchical queues (capacity plugin enableHierarchy, Queue spec.parent)',
-     'source': _VC % ('1.11.0', 'pkg/scheduler/plugins/capacity/capacity.go') + ' HierarchyEnabled() reads '
-               'EnabledHierarchy (absent from capacity/*.go at v1.10.0); docs/design/hierarchical-queue-on-'
-               'capacity-plugin.md at v1.11.0', 'read': READ},
+     'source': (_VC % ('1.11.0', 'pkg/scheduler/plugins/capacity/capacity.go')
+                + ' HierarchyEnabled() reads EnabledHierarchy (absent from capacity/*.go at v1.10.0); '
+                'docs/design/hierarchical-queue-on-capacity-plugin.md at v1.11.0'), 'read': READ},
 )
 HIERARCHY_MIN_VERSION = tuple(int(p) for p in HIERARCHY_ROWS[0]['volcano'].split('.'))
 
@@ -131,18 +131,18 @@ _DP = 'NVIDIA/k8s-device-plugin v0.20.0'
 RESOURCE_PATTERN_ROWS = (
     {'pattern': r'^hugepages-[0-9]+(Ki|Mi|Gi)\Z', 'read': READ,
      'source': _K8S_TYPES + ': ResourceHugePagesPrefix = "hugepages-" (the page size follows as a quantity, '
-               'hugepages-2Mi, hugepages-1Gi)'},
+                            'hugepages-2Mi, hugepages-1Gi)'},
     {'pattern': r'^nvidia\.com/gpu(\.shared)?\Z', 'read': READ,
      'source': _DP + ' api/config/v1/consts.go: ResourceNamePrefix = "nvidia.com", DefaultSharedResourceNameSuffix = '
-               '".shared" (time-slicing or MPS with renameByDefault)'},
+                     '".shared" (time-slicing or MPS with renameByDefault)'},
     {'pattern': r'^nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\.me|\.me\.all|\.gfx|-me)?\Z', 'read': READ,
      'source': _DP + ' internal/rm/rm.go (mixed strategy): resourceName := strings.ReplaceAll("mig-"+p.String(), '
-               '"+", ".") for profiles with C == G; vendor/github.com/NVIDIA/go-nvlib/pkg/nvlib/device/'
-               'mig_profile.go String(): "%dg.%dgb" plus "+" attributes me, me.all, gfx or "-" me'},
+                     '"+", ".") for profiles with C == G; vendor/github.com/NVIDIA/go-nvlib/pkg/nvlib/device/'
+                     'mig_profile.go String(): "%dg.%dgb" plus "+" attributes me, me.all, gfx or "-" me'},
     {'pattern': r'^volcano\.sh/vgpu-(number|memory|cores)\Z', 'read': READ,
-     'source': _VC % ('1.13.0', 'pkg/scheduler/api/devices/config/vgpu.go') + ': VolcanoVGPUNumber = '
-               '"volcano.sh/vgpu-number", VolcanoVGPUMemory = "volcano.sh/vgpu-memory", VolcanoVGPUCores = '
-               '"volcano.sh/vgpu-cores"'},
+     'source': (_VC % ('1.13.0', 'pkg/scheduler/api/devices/config/vgpu.go')
+                + ': VolcanoVGPUNumber = "volcano.sh/vgpu-number", VolcanoVGPUMemory = "volcano.sh/vgpu-memory", '
+                'VolcanoVGPUCores = "volcano.sh/vgpu-cores"')},
 )
 RESOURCE_PATTERNS = tuple(re.compile(row['pattern']) for row in RESOURCE_PATTERN_ROWS)
 QUANTITY = re.compile(r'^(\+)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)'
@@ -213,7 +213,7 @@ JOB_DONE_PHASE_ROWS = (
     {'phase': 'Failed', 'read': READ, 'source': _FINISHED},
     {'phase': 'Aborted', 'read': READ,
      'source': _VC % ('1.13.0', 'pkg/controllers/job/state/aborted.go') + ': abortedState leaves Aborted only on '
-               'ResumeJobAction (the smoke job sends none, so Aborted ends it)'},
+                                                                          'ResumeJobAction (the smoke job sends none, so Aborted ends it)'},
     {'phase': 'Terminated', 'read': READ, 'source': _FINISHED},
 )
 JOB_DONE_PHASES = tuple(row['phase'] for row in JOB_DONE_PHASE_ROWS)

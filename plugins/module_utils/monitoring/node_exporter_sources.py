@@ -81,10 +81,10 @@ _GOARCH = ('golang/go src/internal/syslist/syslist.go KnownArch names "%s"; %s v
 GOARCH_ROWS = (
     {'machine': 'x86_64', 'goarch': 'amd64', 'read': READ,
      'source': _GOARCH % ('amd64', _NE) + '; the v1.9.1 file name node_exporter-1.9.1.linux-amd64.tar.gz as public '
-               'copies quote it with its digest'},
+                                          'copies quote it with its digest'},
     {'machine': 'aarch64', 'goarch': 'arm64', 'read': READ,
      'source': _GOARCH % ('arm64', _NE) + '; the v1.9.1 file name node_exporter-1.9.1.linux-arm64.tar.gz as public '
-               'copies quote it with its digest'},
+                                          'copies quote it with its digest'},
     {'machine': 'ppc64le', 'goarch': 'ppc64le', 'read': READ, 'source': _GOARCH % ('ppc64le', _NE),
      'unconfirmed': 'the release\'s list of files was not read: that v1.9.1 publishes a linux-ppc64le tarball rests '
                     'on the crossbuild platform "linux"'},

@@ -76,7 +76,7 @@ _ANSIBLE_EL = ('ansible-core 2.19.14 lib/ansible/module_utils/facts/system/distr
 EL_LIKE_ROWS = (
     {'distribution': 'redhat', 'read': _READ,
      'source': _ANSIBLE_EL % 'RedHat' + '; CUDA Installation Guide for Linux 12.6 (https://docs.nvidia.com/cuda/'
-               'archive/12.6.3/pdf/CUDA_Installation_Guide_Linux.pdf), section 6.2 "RHEL / Rocky"'},
+                                        'archive/12.6.3/pdf/CUDA_Installation_Guide_Linux.pdf), section 6.2 "RHEL / Rocky"'},
     {'distribution': 'rocky', 'read': _READ,
      'source': _ANSIBLE_EL % 'Rocky' + '; CUDA Installation Guide for Linux 12.6, section 6.2 "RHEL / Rocky"'},
     {'distribution': 'almalinux', 'read': _READ, 'source': _ANSIBLE_EL % 'AlmaLinux',
@@ -86,9 +86,9 @@ EL_LIKE_ROWS = (
      'unconfirmed': 'the CUDA 12.6 guide read names RHEL and Rocky, not CentOS (Stream): not confirmed'},
     {'distribution': 'oraclelinux', 'read': _READ,
      'source': _ANSIBLE_EL % 'OracleLinux' + '; NVIDIA Driver Installation Guide, "Oracle Linux" (https://docs.nvidia.'
-               'com/datacenter/tesla/driver-installation-guide/oracle-linux.html): "Oracle Linux 8, Oracle Linux 9"',
-     'unconfirmed': 'the guide\'s repository directory for Oracle Linux was not read (the section seen covers '
-                    'kernel headers)'},
+                                             'com/datacenter/tesla/driver-installation-guide/oracle-linux.html): "Oracle Linux 8, Oracle Linux 9"',
+                                             'unconfirmed': 'the guide\'s repository directory for Oracle Linux was not read (the section seen covers '
+                                             'kernel headers)'},
 )
 EL_LIKE = tuple(row['distribution'] for row in EL_LIKE_ROWS)
 

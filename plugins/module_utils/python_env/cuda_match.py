@@ -94,11 +94,12 @@ _TF_METADATA = ('the published tensorflow %s wheel\'s metadata (Requires-Dist, r
 TF_AND_CUDA_ROWS = (
     {'tensorflow': '2.14', 'extra': 'and-cuda', 'wheels': 'cu11 (CUDA 11.8)', 'driver_cuda': '11.8',
      'read': '2026-12-07',
-     'source': _TF_METADATA % ('2.14.0', '2026-12-07', '"nvidia-cuda-runtime-cu11 (==11.8.89) ; extra == \'and-cuda\'", '
-                               '"nvidia-cudnn-cu11 (==8.7.0.84) ; extra == \'and-cuda\'"; 2.13.0 has no and-cuda extra') +
-               '; TensorFlow "Build from source", Tested build configurations, GPU (%s): "tensorflow-2.14.0 | 3.9-3.11 | '
-               'Clang 16.0.0 | Bazel 6.1.0 | 8.7 | 11.8". A driver of CUDA 11.8 or newer runs the 11.8 wheels without '
-               'relying on minor-version compatibility (which does not cover PTX JIT)' % TF_TESTED_URL},
+     'source': (_TF_METADATA % ('2.14.0', '2026-12-07', '"nvidia-cuda-runtime-cu11 (==11.8.89) ; extra == '
+                                '\'and-cuda\'", "nvidia-cudnn-cu11 (==8.7.0.84) ; extra == \'and-cuda\'"; 2.13.0 '
+                                'has no and-cuda extra')
+                + '; TensorFlow "Build from source", Tested build configurations, GPU (%s): "tensorflow-2.14.0 | '
+                '3.9-3.11 | Clang 16.0.0 | Bazel 6.1.0 | 8.7 | 11.8". A driver of CUDA 11.8 or newer runs the 11.8 '
+                'wheels without relying on minor-version compatibility (which does not cover PTX JIT)' % TF_TESTED_URL)},
     {'tensorflow': '2.15', 'extra': 'and-cuda', 'wheels': 'cu12 (CUDA 12.2 in 2.15)', 'driver_cuda': '12.0',
      'read': '2026-12-07',
      'source': 'TensorFlow "Install TensorFlow with pip" (%s): "pip install tensorflow[and-cuda]" (Linux); ' % TF_PIP_URL

@@ -58,7 +58,8 @@ def test_tensorflow_rows_need_the_driver_of_the_cuda_their_wheels_and_tested_bui
     for row in cuda_match.TF_AND_CUDA_ROWS:
         tested = dict(re.findall(r'"tensorflow-(\d+\.\d+)\.0 \| [^"]*\| ([0-9.]+)"', row["source"]))
         wheels = re.search(r"nvidia-[a-z-]+-cu(\d+) \(==", row["source"]).group(1)
-        assert wheels == row["driver_cuda"].split(".")[0] == tested[row["tensorflow"]].split(".")[0], row
+        major = row["driver_cuda"].split(".", maxsplit=1)[0]
+        assert wheels == major == tested[row["tensorflow"]].split(".", maxsplit=1)[0], row
         assert "unconfirmed" not in row
     assert cuda_match.TF_AND_CUDA_ROWS[0]["driver_cuda"] == "11.8"
 
