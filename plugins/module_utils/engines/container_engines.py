@@ -30,7 +30,20 @@ import re
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import toml_lite
 
 HEADER = '# Managed by Ansible (gpuops.dlserver.nvidia_container_toolkit): local changes are overwritten.\n'
-CONTAINERD_CRI = {2: 'io.containerd.grpc.v1.cri', 3: 'io.containerd.cri.v1.runtime'}
+# The CRI plugin's table per containerd config version, each row with its source and read date
+# (docs/vendor-facts.md lists them).
+_CRI_DOC = ('containerd/containerd docs/cri/config.md (CRI Plugin Config Guide), "Config versions": "The config '
+            'version 3 was introduced in containerd v2.0. The config version 2 used in containerd 1.x is still '
+            'supported"; its cgroup driver example: ')
+CONTAINERD_CRI_ROWS = (
+    {'version': 2, 'plugin': 'io.containerd.grpc.v1.cri', 'read': '2026-12-07',
+     'source': _CRI_DOC + '"In containerd 1.x ... version = 2 [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.'
+                          'runc.options]"'},
+    {'version': 3, 'plugin': 'io.containerd.cri.v1.runtime', 'read': '2026-12-07',
+     'source': _CRI_DOC + '"In containerd 2.x ... version = 3 [plugins.\'io.containerd.cri.v1.runtime\'.containerd.'
+                          'runtimes.runc.options]"'},
+)
+CONTAINERD_CRI = dict((row['version'], row['plugin']) for row in CONTAINERD_CRI_ROWS)
 CDI_SPEC_DIRS = ['/etc/cdi', '/var/run/cdi']
 
 

@@ -35,6 +35,7 @@ import fnmatch
 import posixpath
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host.os_tuning_files import CPUFREQ_SCRIPT, render
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host.os_tuning_inputs import SYSCTL_LAYERS
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.reboot import decide as reboot_decide
@@ -47,14 +48,10 @@ CPUFREQ_PROBE = '/sys/devices/system/cpu/cpu0/cpufreq'
 
 # Package names a kernel glob of the blacklist is recognised by (Debian, Ubuntu, EL): a glob
 # that matches one of them keeps kernels back, so it applies only where a driver is installed.
-KERNEL_SAMPLES = (
-    'linux-image-6.1.0-18-amd64', 'linux-image-amd64', 'linux-image-generic', 'linux-image-6.8.0-45-generic',
-    'linux-headers-6.1.0-18-amd64', 'linux-headers-amd64', 'linux-headers-generic',
-    'linux-modules-6.8.0-45-generic', 'linux-modules-extra-6.8.0-45-generic', 'linux-generic',
-    'linux-virtual', 'kernel', 'kernel-core', 'kernel-modules', 'kernel-modules-core', 'kernel-devel',
-)
-# Kernel packages of the running release, besides the platform's metapackages.
-RELEASE_PACKAGES = ('linux-image-%s', 'linux-headers-%s', 'linux-modules-%s')
+# Each name's source: host/os_tuning_sources.py KERNEL_SAMPLE_ROWS.
+KERNEL_SAMPLES = tuple(row['name'] for row in os_tuning_sources.KERNEL_SAMPLE_ROWS)
+# Kernel packages of the running release, besides the platform's metapackages (RELEASE_PACKAGE_ROWS).
+RELEASE_PACKAGES = tuple(row['pattern'] for row in os_tuning_sources.RELEASE_PACKAGE_ROWS)
 
 
 # ---------------------------------------------------------------------------------------

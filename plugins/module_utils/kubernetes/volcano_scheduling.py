@@ -15,7 +15,7 @@ import hashlib
 import json
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_tables import (
-    DNS1123_LABEL, DNS1123_SUBDOMAIN, HIERARCHY_MIN_VERSION, JOB_POLICY_ACTIONS, JOB_POLICY_EVENTS,
+    DNS1123_LABEL, DNS1123_SUBDOMAIN, HIERARCHY_MIN_VERSION, JOB_POLICY_ACTION_ROWS, JOB_POLICY_EVENT_ROWS,
     PINNED_VERSION, QUANTITY, RESOURCE_PATTERNS, CORE_RESOURCES, SCHEDULER_VOCABULARY, VolcanoError,
     minor, parse_version,
 )
@@ -282,7 +282,7 @@ def validate_volcano_object(obj, volcano_version=PINNED_VERSION):
             template = task.get('template')
             if not isinstance(template, dict) or not (template.get('spec') or {}).get('containers'):
                 errors.append('spec.tasks[%d].template.spec.containers: required' % i)
-            errors.extend(_policy_errors('spec.tasks[%d].policies' % i, task.get('policies')))
+            errors.extend(_policy_errors('spec.tasks[%d].policies' % i, task.get('policies'), volcano_version))
         min_available = spec.get('minAvailable', total)
         if isinstance(min_available, bool) or not isinstance(min_available, int) or min_available < 0:
             errors.append('spec.minAvailable: %r must be an integer >= 0' % min_available)
@@ -293,18 +293,29 @@ def validate_volcano_object(obj, volcano_version=PINNED_VERSION):
         if spec.get('schedulerName', 'volcano') != 'volcano':
             errors.append('spec.schedulerName: %r - a Volcano Job is gang-scheduled only by volcano'
                           % spec.get('schedulerName'))
-        errors.extend(_policy_errors('spec.policies', spec.get('policies')))
+        errors.extend(_policy_errors('spec.policies', spec.get('policies'), volcano_version))
     else:
         errors.append('kind: %r is not a Volcano kind the collection renders (Queue, Job)' % kind)
     return errors
 
 
-def _policy_errors(where, policies):
+def policy_words(rows, field, volcano_version):
+    """The policy events or actions (``field``) of ``rows`` that the job admission webhook of
+    ``volcano_version`` allows: each row's ``from`` is the first Volcano minor that allows it."""
+    release = parse_version(volcano_version, 'volcano_version')[:2]
+    return tuple(row[field] for row in rows if release >= tuple(int(p) for p in row['from'].split('.')))
+
+
+def _policy_errors(where, policies, volcano_version=PINNED_VERSION):
     errors = []
+    events = policy_words(JOB_POLICY_EVENT_ROWS, 'event', volcano_version)
+    actions = policy_words(JOB_POLICY_ACTION_ROWS, 'action', volcano_version)
+    release = minor(volcano_version, 'volcano_version')
     for i, policy in enumerate(policies or []):
-        if policy.get('event') is not None and policy['event'] not in JOB_POLICY_EVENTS:
-            errors.append('%s[%d].event: %r is not one of %s' % (where, i, policy['event'], ', '.join(JOB_POLICY_EVENTS)))
-        if policy.get('action') not in JOB_POLICY_ACTIONS:
-            errors.append('%s[%d].action: %r is not one of %s' % (where, i, policy.get('action'),
-                                                                  ', '.join(JOB_POLICY_ACTIONS)))
+        if policy.get('event') is not None and policy['event'] not in events:
+            errors.append('%s[%d].event: %r is not one of %s (the job webhook of Volcano %s)'
+                          % (where, i, policy['event'], ', '.join(events), release))
+        if policy.get('action') not in actions:
+            errors.append('%s[%d].action: %r is not one of %s (the job webhook of Volcano %s)'
+                          % (where, i, policy.get('action'), ', '.join(actions), release))
     return errors

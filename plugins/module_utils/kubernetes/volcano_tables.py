@@ -79,6 +79,16 @@ MANIFEST_CHECKSUM = re.compile(r'sha256:[0-9a-f]{64}')
 # core object against (kubernetes-validate, pinned in requirements/test.txt).
 VALIDATED_KUBERNETES = ('1.25', '1.26', '1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33', '1.34')
 
+# Every table below carries, per row, where it was read and when (docs/vendor-facts.md lists the rows):
+# Volcano's own source at the release tag, volcano-sh/apis at the tag Volcano's go.mod names, Kubernetes'
+# k8s.io/api and well-known-labels page, NVIDIA's k8s-device-plugin. The shapes the code reads are built
+# from the rows.
+READ = '2026-12-07'
+_VC = 'volcano-sh/volcano v%s:%s'
+_APIS = 'volcano-sh/apis v1.13.0:pkg/apis/%s (the apis tag volcano v1.13.0 go.mod requires)'
+_WEBHOOK = ('volcano-sh/volcano v1.13.0:pkg/webhooks/admission/jobs/validate/util.go %s: true (allowed for external '
+            'use); read at v1.6.0, v1.9.0, v1.10.0, v1.11.0, v1.12.0 and v1.14.0 too: first true at v%s.0')
+
 SCHEDULER_VOCABULARY = {
     '1.13': {
         'actions': ('enqueue', 'allocate', 'backfill', 'preempt', 'reclaim', 'shuffle'),
@@ -86,11 +96,22 @@ SCHEDULER_VOCABULARY = {
                     'network-topology-aware', 'nodegroup', 'nodeorder', 'numa-aware', 'overcommit', 'pdb',
                     'predicates', 'priority', 'proportion', 'rescheduling', 'resource-strategy-fit',
                     'resourcequota', 'sla', 'task-topology', 'tdm', 'usage'),
+        'source': (_VC % ('1.13.0', 'pkg/scheduler/actions/factory.go')
+                   + ' (framework.RegisterAction of the six actions; each Name() returns the word) and '
+                   + _VC % ('1.13.0', 'pkg/scheduler/plugins/factory.go')
+                   + ' (RegisterPluginBuilder of 24 plugins; each PluginName, e.g. numaaware "numa-aware")'),
+        'read': READ,
     },
 }
 
 # Queue hierarchy (spec.parent, capacity plugin with enableHierarchy) from this Volcano minor.
-HIERARCHY_MIN_VERSION = (1, 11)
+HIERARCHY_ROWS = (
+    {'volcano': '1.11', 'feature': 'hierarchical queues (capacity plugin enableHierarchy, Queue spec.parent)',
+     'source': (_VC % ('1.11.0', 'pkg/scheduler/plugins/capacity/capacity.go')
+                + ' HierarchyEnabled() reads EnabledHierarchy (absent from capacity/*.go at v1.10.0); '
+                'docs/design/hierarchical-queue-on-capacity-plugin.md at v1.11.0'), 'read': READ},
+)
+HIERARCHY_MIN_VERSION = tuple(int(p) for p in HIERARCHY_ROWS[0]['volcano'].split('.'))
 
 SCHEDULER_CONFIGMAP = 'volcano-scheduler-configmap'
 SCHEDULER_CONFIG_KEY = 'volcano-scheduler.conf'
@@ -99,13 +120,31 @@ CHECKSUM_ANNOTATION = 'checksum/scheduler-config'
 
 # Resource names a queue capability may name: the core ones, hugepages, and extended resources
 # of device plugins the collection knows (nvidia.com/gpu and the MIG/shared forms).
-CORE_RESOURCES = ('cpu', 'memory', 'pods', 'ephemeral-storage')
-RESOURCE_PATTERNS = (
-    re.compile(r'^hugepages-[0-9]+(Ki|Mi|Gi)\Z'),
-    re.compile(r'^nvidia\.com/gpu(\.shared)?\Z'),
-    re.compile(r'^nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\+me)?\Z'),
-    re.compile(r'^volcano\.sh/vgpu-(number|memory|cores)\Z'),
+_K8S_TYPES = 'kubernetes/api v0.34.10:core/v1/types.go'
+CORE_RESOURCE_ROWS = tuple(
+    {'resource': name, 'source': '%s: %s' % (_K8S_TYPES, quote), 'read': READ} for name, quote in (
+        ('cpu', 'ResourceCPU ResourceName = "cpu"'), ('memory', 'ResourceMemory ResourceName = "memory"'),
+        ('pods', 'ResourcePods ResourceName = "pods"'),
+        ('ephemeral-storage', 'ResourceEphemeralStorage ResourceName = "ephemeral-storage"')))
+CORE_RESOURCES = tuple(row['resource'] for row in CORE_RESOURCE_ROWS)
+_DP = 'NVIDIA/k8s-device-plugin v0.20.0'
+RESOURCE_PATTERN_ROWS = (
+    {'pattern': r'^hugepages-[0-9]+(Ki|Mi|Gi)\Z', 'read': READ,
+     'source': _K8S_TYPES + ': ResourceHugePagesPrefix = "hugepages-" (the page size follows as a quantity, '
+                            'hugepages-2Mi, hugepages-1Gi)'},
+    {'pattern': r'^nvidia\.com/gpu(\.shared)?\Z', 'read': READ,
+     'source': _DP + ' api/config/v1/consts.go: ResourceNamePrefix = "nvidia.com", DefaultSharedResourceNameSuffix = '
+                     '".shared" (time-slicing or MPS with renameByDefault)'},
+    {'pattern': r'^nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\.me|\.me\.all|\.gfx|-me)?\Z', 'read': READ,
+     'source': _DP + ' internal/rm/rm.go (mixed strategy): resourceName := strings.ReplaceAll("mig-"+p.String(), '
+                     '"+", ".") for profiles with C == G; vendor/github.com/NVIDIA/go-nvlib/pkg/nvlib/device/'
+                     'mig_profile.go String(): "%dg.%dgb" plus "+" attributes me, me.all, gfx or "-" me'},
+    {'pattern': r'^volcano\.sh/vgpu-(number|memory|cores)\Z', 'read': READ,
+     'source': (_VC % ('1.13.0', 'pkg/scheduler/api/devices/config/vgpu.go')
+                + ': VolcanoVGPUNumber = "volcano.sh/vgpu-number", VolcanoVGPUMemory = "volcano.sh/vgpu-memory", '
+                'VolcanoVGPUCores = "volcano.sh/vgpu-cores"')},
 )
+RESOURCE_PATTERNS = tuple(re.compile(row['pattern']) for row in RESOURCE_PATTERN_ROWS)
 QUANTITY = re.compile(r'^(\+)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)'
                       r'|(\.[0-9]+))))?\Z')
 DNS1123_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z')
@@ -113,15 +152,71 @@ DNS1123_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z
 LABEL_VALUE = re.compile(r'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z')
 
 # Label prefixes that belong to other tools: the role never writes under them.
-FOREIGN_LABEL_PREFIXES = ('nvidia.com', 'feature.node.kubernetes.io', 'kubernetes.io', 'k8s.io',
-                          'node.kubernetes.io', 'node-role.kubernetes.io', 'volcano.sh')
+_WELL_KNOWN = ('Kubernetes "Well-Known Labels, Annotations and Taints" (https://kubernetes.io/docs/reference/'
+               'labels-annotations-taints/): "Kubernetes reserves all labels, annotations and taints in the '
+               'kubernetes.io and k8s.io namespaces"')
+FOREIGN_LABEL_PREFIX_ROWS = (
+    {'prefix': 'nvidia.com', 'read': READ,
+     'source': _DP + ' (GPU feature discovery) internal/lm labels such as "nvidia.com/gpu.product"'},
+    {'prefix': 'feature.node.kubernetes.io', 'read': READ,
+     'source': 'Node Feature Discovery, Introduction (https://kubernetes-sigs.github.io/node-feature-discovery/v0.8/'
+               'get-started/introduction.html): "Feature labels are prefixed with feature.node.kubernetes.io/"'},
+    {'prefix': 'kubernetes.io', 'read': READ, 'source': _WELL_KNOWN},
+    {'prefix': 'k8s.io', 'read': READ, 'source': _WELL_KNOWN},
+    {'prefix': 'node.kubernetes.io', 'read': READ,
+     'source': _WELL_KNOWN + '; kubernetes/api v0.34.10:core/v1/well_known_labels.go LabelNodeExcludeBalancers = '
+               '"node.kubernetes.io/exclude-from-external-load-balancers"'},
+    {'prefix': 'node-role.kubernetes.io', 'read': READ,
+     'source': _WELL_KNOWN + ' (it lists node-role.kubernetes.io/control-plane)'},
+    {'prefix': 'volcano.sh', 'read': READ,
+     'source': _APIS % 'batch/v1alpha1/labels.go' + ': JobNameKey = "volcano.sh/job-name", TaskSpecKey = '
+               '"volcano.sh/task-spec"'},
+)
+FOREIGN_LABEL_PREFIXES = tuple(row['prefix'] for row in FOREIGN_LABEL_PREFIX_ROWS)
 
-JOB_POLICY_EVENTS = ('*', 'PodFailed', 'PodEvicted', 'PodPending', 'PodRunning', 'Unknown', 'TaskCompleted',
-                     'TaskFailed')
-JOB_POLICY_ACTIONS = ('AbortJob', 'RestartJob', 'RestartTask', 'TerminateJob', 'CompleteJob', 'ResumeJob')
-JOB_PHASES = ('Pending', 'Aborting', 'Aborted', 'Running', 'Restarting', 'Completing', 'Completed',
-              'Terminating', 'Terminated', 'Failed')
-JOB_DONE_PHASES = ('Completed', 'Failed', 'Aborted', 'Terminated')
+# Job lifecycle policy words: those the job admission webhook allows for external use (it refuses the others),
+# each from the first Volcano minor whose webhook allows it (the role checks a Job against its release).
+JOB_POLICY_EVENT_ROWS = tuple(
+    {'event': word, 'from': since, 'read': READ,
+     'source': '%s %s = "%s"; %s' % (_APIS % 'bus/v1alpha1/events.go', constant, word,
+                                     _WEBHOOK % ('policyEventMap ' + constant, since))}
+    for word, constant, since in (
+        ('*', 'AnyEvent', '1.6'), ('PodFailed', 'PodFailedEvent', '1.6'), ('PodEvicted', 'PodEvictedEvent', '1.6'),
+        ('PodPending', 'PodPendingEvent', '1.11'), ('Unknown', 'JobUnknownEvent', '1.6'),
+        ('TaskCompleted', 'TaskCompletedEvent', '1.6'), ('TaskFailed', 'TaskFailedEvent', '1.6'),
+        ('JobUpdated', 'JobUpdatedEvent', '1.6')))
+JOB_POLICY_ACTION_ROWS = tuple(
+    {'action': word, 'from': since, 'read': READ,
+     'source': '%s %s = "%s"; %s' % (_APIS % 'bus/v1alpha1/actions.go', constant, word,
+                                     _WEBHOOK % ('policyActionMap ' + constant, since))}
+    for word, constant, since in (
+        ('AbortJob', 'AbortJobAction', '1.6'), ('RestartJob', 'RestartJobAction', '1.6'),
+        ('RestartTask', 'RestartTaskAction', '1.6'), ('RestartPod', 'RestartPodAction', '1.11'),
+        ('TerminateJob', 'TerminateJobAction', '1.6'), ('CompleteJob', 'CompleteJobAction', '1.6'),
+        ('ResumeJob', 'ResumeJobAction', '1.6'))) + (
+    {'action': 'RestartPartition', 'from': '1.14', 'read': READ,
+     'source': 'volcano-sh/apis v1.14.0:pkg/apis/bus/v1alpha1/actions.go RestartPartitionAction = "RestartPartition" '
+               '(absent at v1.13.0); volcano-sh/volcano v1.14.0:pkg/webhooks/admission/jobs/validate/util.go '
+               'policyActionMap RestartPartitionAction: true (absent at v1.13.0)'},)
+JOB_POLICY_EVENTS = tuple(row['event'] for row in JOB_POLICY_EVENT_ROWS)
+JOB_POLICY_ACTIONS = tuple(row['action'] for row in JOB_POLICY_ACTION_ROWS)
+_PHASES = _APIS % 'batch/v1alpha1/job.go'
+JOB_PHASE_ROWS = tuple({'phase': phase, 'read': READ, 'source': '%s: %s JobPhase = "%s"' % (_PHASES, phase, phase)}
+                       for phase in ('Pending', 'Aborting', 'Aborted', 'Running', 'Restarting', 'Completing',
+                                     'Completed', 'Terminating', 'Terminated', 'Failed'))
+JOB_PHASES = tuple(row['phase'] for row in JOB_PHASE_ROWS)
+# The phases that end a smoke job: Volcano's finished ones, and Aborted, which only a ResumeJob command moves on.
+_FINISHED = _VC % ('1.13.0', 'pkg/controllers/job/state/factory.go') + ': "case vcbatch.Terminated, vcbatch.Completed, ' \
+    'vcbatch.Failed: return &finishedState"'
+JOB_DONE_PHASE_ROWS = (
+    {'phase': 'Completed', 'read': READ, 'source': _FINISHED},
+    {'phase': 'Failed', 'read': READ, 'source': _FINISHED},
+    {'phase': 'Aborted', 'read': READ,
+     'source': _VC % ('1.13.0', 'pkg/controllers/job/state/aborted.go') + ': abortedState leaves Aborted only on '
+                                                                          'ResumeJobAction (the smoke job sends none, so Aborted ends it)'},
+    {'phase': 'Terminated', 'read': READ, 'source': _FINISHED},
+)
+JOB_DONE_PHASES = tuple(row['phase'] for row in JOB_DONE_PHASE_ROWS)
 
 GPU_OPERATOR_CRD = 'clusterpolicies.nvidia.com'
 GPU_OPERATOR_NODE_LABEL = 'nvidia.com/gpu.deploy.device-plugin'

@@ -24,22 +24,15 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter_fast_path import ACCOUNT_COMMENT, fast_path
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import (
     control_error, owned_path_error, quote_arg as systemd_quote)
 
-# Collectors of node_exporter 1.5 (Debian 12) to 1.9. Names outside this set fail: a typo
-# would otherwise stop node_exporter at start-up with "unknown long flag".
-KNOWN_COLLECTORS = frozenset([
-    'arp', 'bcache', 'bonding', 'btrfs', 'buddyinfo', 'cgroups', 'conntrack', 'cpu', 'cpu_vulnerabilities',
-    'cpufreq', 'devstat', 'diskstats', 'dmi', 'drbd', 'drm', 'edac', 'entropy', 'ethtool', 'fibrechannel',
-    'filefd', 'filesystem', 'hwmon', 'infiniband', 'interrupts', 'ipvs', 'ksmd', 'lnstat', 'loadavg',
-    'logind', 'mdadm', 'meminfo', 'meminfo_numa', 'mountstats', 'netclass', 'netdev', 'netstat', 'network_route',
-    'nfs', 'nfsd', 'ntp', 'nvme', 'os', 'perf', 'powersupplyclass', 'pressure', 'processes', 'qdisc', 'rapl',
-    'runit', 'schedstat', 'selinux', 'slabinfo', 'sockstat', 'softirqs', 'softnet', 'stat', 'supervisord',
-    'sysctl', 'systemd', 'tapestats', 'tcpstat', 'textfile', 'thermal_zone', 'time', 'timex', 'udp_queues',
-    'uname', 'vmstat', 'watchdog', 'wifi', 'xfs', 'zfs', 'zoneinfo',
-])
+# Collectors node_exporter 1.5 (Debian 12) to 1.9 registers on Linux (node_exporter_sources.COLLECTOR_ROWS,
+# each with its source). Names outside this set fail: a typo would otherwise stop node_exporter at start-up
+# with "unknown long flag".
+KNOWN_COLLECTORS = frozenset(row['collector'] for row in node_exporter_sources.COLLECTOR_ROWS)
 
 # Every pattern is used with fullmatch: a trailing $ would let a trailing newline through.
 _HOSTNAME = re.compile(r'(?=.{1,253}\Z)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*')
@@ -56,14 +49,12 @@ _SHA256 = re.compile(r'[0-9a-f]{64}')
 _URL = re.compile(r'(https?|file)://[^\s\x00-\x1f\x7f]+')
 
 DEFAULT_CHECKSUMS_URL = 'https://github.com/prometheus/node_exporter/releases/download/v{version}/sha256sums.txt'
-# sha256 of upstream's release tarballs, from the release's sha256sums.txt (v1.9.1), so the
-# default install does not take its checksum from the origin that serves the tarball.
-PINNED_SHA256 = {
-    ('1.9.1', 'amd64'): 'becb950ee80daa8ae7331d77966d94a611af79ad0d3307380907e0ec08f5b4e8',
-    ('1.9.1', 'arm64'): '848f139986f63232ced83babe3cad1679efdbb26c694737edc1f4fbd27b96203',
-}
+# sha256 of upstream's release tarballs (v1.9.1), so the default install does not take its checksum from the
+# origin that serves the tarball (node_exporter_sources.PINNED_SHA256_ROWS, each with its source).
+PINNED_SHA256 = dict(((row['version'], row['goarch']), row['sha256'])
+                     for row in node_exporter_sources.PINNED_SHA256_ROWS)
 BCRYPT_ROUNDS = 10
-GOARCH = {'x86_64': 'amd64', 'aarch64': 'arm64', 'ppc64le': 'ppc64le'}
+GOARCH = dict((row['machine'], row['goarch']) for row in node_exporter_sources.GOARCH_ROWS)
 # The unit the role writes (the upstream release's own unit, or a drop-in over the package's),
 # rendered here rather than by a template, so that node_exporter_host compares it with the host's.
 UNIT_HEADER = '# Ansible managed (gpuops.dlserver.node_exporter)\n'

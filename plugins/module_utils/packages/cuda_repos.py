@@ -81,8 +81,29 @@ ARCH_ROWS = (
 )
 ARCHES = dict((row['machine'], row['directory']) for row in ARCH_ROWS)
 
-# Distributions whose CUDA repository is NVIDIA's EL one.
-EL_LIKE = ('redhat', 'rocky', 'almalinux', 'centos', 'oraclelinux')
+# Distributions whose CUDA repository is NVIDIA's EL one: ansible_facts.distribution lowercased, each row with
+# its source and read date (the names: ansible-core's distribution facts; which of them NVIDIA's EL repository
+# serves: NVIDIA's installation guides).
+_ANSIBLE_EL = ('ansible-core 2.19.14 lib/ansible/module_utils/facts/system/distribution.py OS_FAMILY_MAP "RedHat" '
+               'family lists "%s" (ansible_facts.distribution)')
+EL_LIKE_ROWS = (
+    {'distribution': 'redhat', 'read': _READ,
+     'source': _ANSIBLE_EL % 'RedHat' + '; CUDA Installation Guide for Linux 12.6 (https://docs.nvidia.com/cuda/'
+                                        'archive/12.6.3/pdf/CUDA_Installation_Guide_Linux.pdf), section 6.2 "RHEL / Rocky"'},
+    {'distribution': 'rocky', 'read': _READ,
+     'source': _ANSIBLE_EL % 'Rocky' + '; CUDA Installation Guide for Linux 12.6, section 6.2 "RHEL / Rocky"'},
+    {'distribution': 'almalinux', 'read': _READ, 'source': _ANSIBLE_EL % 'AlmaLinux',
+     'unconfirmed': 'no NVIDIA guide read names AlmaLinux: that NVIDIA\'s rhel repository serves it is the '
+                    'collection\'s reading of RHEL binary compatibility'},
+    {'distribution': 'centos', 'read': _READ, 'source': _ANSIBLE_EL % 'CentOS',
+     'unconfirmed': 'the CUDA 12.6 guide read names RHEL and Rocky, not CentOS (Stream): not confirmed'},
+    {'distribution': 'oraclelinux', 'read': _READ,
+     'source': _ANSIBLE_EL % 'OracleLinux' + '; NVIDIA Driver Installation Guide, "Oracle Linux" (https://docs.nvidia.'
+                                             'com/datacenter/tesla/driver-installation-guide/oracle-linux.html): "Oracle Linux 8, Oracle Linux 9"',
+                                             'unconfirmed': 'the guide\'s repository directory for Oracle Linux was not read (the section seen covers '
+                                             'kernel headers)'},
+)
+EL_LIKE = tuple(row['distribution'] for row in EL_LIKE_ROWS)
 
 DEFAULT_BASE_URL = 'https://developer.download.nvidia.com/compute/cuda/repos'
 
@@ -134,7 +155,20 @@ def repository(facts, base_url='', url='', key_url='', fingerprint='', checksum=
 
 
 # The codenames a per-distribution value may also be keyed by, per table directory.
-CODENAMES = {'debian12': 'bookworm', 'debian13': 'trixie', 'ubuntu2204': 'jammy', 'ubuntu2404': 'noble'}
+# Each repository directory's distribution codename, as distro-info-data (0.58+deb12u6, the Debian 12 package
+# read on 2026-12-07) lists it: /usr/share/distro-info/debian.csv and ubuntu.csv.
+_DISTRO_INFO = 'distro-info-data 0.58+deb12u6 /usr/share/distro-info/%s.csv: "%s"'
+CODENAME_ROWS = (
+    {'directory': 'debian12', 'codename': 'bookworm', 'read': _READ,
+     'source': _DISTRO_INFO % ('debian', '12,Bookworm,bookworm,2021-08-14,2023-06-10,...')},
+    {'directory': 'debian13', 'codename': 'trixie', 'read': _READ,
+     'source': _DISTRO_INFO % ('debian', '13,Trixie,trixie,2023-06-10,2025-08-09,...')},
+    {'directory': 'ubuntu2204', 'codename': 'jammy', 'read': _READ,
+     'source': _DISTRO_INFO % ('ubuntu', '22.04 LTS,Jammy Jellyfish,jammy,2021-10-14,2022-04-21,...')},
+    {'directory': 'ubuntu2404', 'codename': 'noble', 'read': _READ,
+     'source': _DISTRO_INFO % ('ubuntu', '24.04 LTS,Noble Numbat,noble,2023-10-12,2024-04-25,...')},
+)
+CODENAMES = dict((row['directory'], row['codename']) for row in CODENAME_ROWS)
 # Variables that take one value or one per distribution (the key files differ between directories).
 PER_DISTRIBUTION = ('gpuops_cuda_repo_key_checksum', 'gpuops_cuda_repo_key_fingerprint', 'gpuops_cuda_repo_key_url')
 _DIST_KEY = re.compile(r'[a-z][a-z0-9]*')

@@ -31,8 +31,16 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import pk
 # " 500 <url> <suite/component> <arch> Packages" or " 500 <url>  Packages" (flat), then its release line.
 _FILES_SOURCE = re.compile(r' *(-?\d+) (\S+) (?:(\S*) (\S+) Packages|\s*Packages)\Z')
 _FILES_RELEASE = re.compile(r' +release (.*)\Z')
-# The labels Release files give the distributions' security archives.
-SECURITY_LABELS = ('Debian-Security',)
+# The labels Release files give the distributions' security archives (Ubuntu's security pocket is labelled
+# "Ubuntu" like the rest: its suite name tells it, see _SECURITY_SUITE). Each row with its source and read date.
+SECURITY_LABEL_ROWS = (
+    {'label': 'Debian-Security', 'read': '2026-12-07',
+     'source': 'the InRelease file of deb.debian.org/debian-security bookworm-security as apt fetched it on the '
+               'build host (Date: Sat, 05 Dec 2026): "Origin: Debian", "Label: Debian-Security", "Codename: '
+               'bookworm-security"; mvo5/unattended-upgrades data/50unattended-upgrades.Debian (2.13): '
+               '"origin=Debian,codename=${distro_codename}-security,label=Debian-Security"'},
+)
+SECURITY_LABELS = tuple(row['label'] for row in SECURITY_LABEL_ROWS)
 _SECURITY_SUITE = re.compile(r'[a-z0-9.+-]+-security\Z')
 # What would take an update, per role: the variable that names the version, and how to roll it out.
 TAKE = {

@@ -32,8 +32,23 @@ DRIVER_PACKAGE = re.compile(
     r'|nvidia-driver-cuda|kmod-nvidia(?:-[a-z0-9]+)*(?:-dkms)?')
 _PACKAGE_NAME = re.compile(r'[a-z0-9][a-z0-9+.-]*')
 _VERSION = re.compile(r'[A-Za-z0-9.+~:_-]+')
-# Debian origins (the Origin: field of a Release file) of the distribution's own archives.
-DISTRO_ORIGINS = ('Debian', 'Debian Backports', 'Ubuntu', 'UbuntuESM')
+# Debian origins (the Origin: field of a Release file) of the distribution's own archives, each row with its
+# source and read date. Ubuntu Pro's two ESM archives have origins of their own (infra and apps).
+_UU = 'mvo5/unattended-upgrades 2.13 data/50unattended-upgrades.%s: %s'
+DISTRO_ORIGIN_ROWS = (
+    {'origin': 'Debian', 'read': '2026-12-07',
+     'source': 'the InRelease file of deb.debian.org/debian bookworm as apt fetched it on the build host: "Origin: '
+               'Debian"; ' + _UU % ('Debian', '"origin=Debian,codename=${distro_codename},label=Debian"')},
+    {'origin': 'Debian Backports', 'read': '2026-12-07',
+     'source': _UU % ('Debian', '"o=Debian Backports,n=${distro_codename}-backports,l=Debian Backports"')},
+    {'origin': 'Ubuntu', 'read': '2026-12-07',
+     'source': _UU % ('Ubuntu', '"${distro_id}:${distro_codename}-security" (distro_id: Ubuntu)')},
+    {'origin': 'UbuntuESM', 'read': '2026-12-07',
+     'source': _UU % ('Ubuntu', '"${distro_id}ESM:${distro_codename}-infra-security"')},
+    {'origin': 'UbuntuESMApps', 'read': '2026-12-07',
+     'source': _UU % ('Ubuntu', '"${distro_id}ESMApps:${distro_codename}-apps-security"')},
+)
+DISTRO_ORIGINS = tuple(row['origin'] for row in DISTRO_ORIGIN_ROWS)
 # NVIDIA's CUDA repository keeps this layout, and so do the collection's mirrors of it.
 CUDA_REPO_PATH = '/compute/cuda/repos/'
 # The .run installer leaves itself behind (nvidia-uninstall links to it); its log, or nvidia-smi,

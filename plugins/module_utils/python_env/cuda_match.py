@@ -83,23 +83,45 @@ MINOR_COMPAT_DRIVER = dict((row['cuda_major'], tuple(int(p) for p in (row['drive
 # Which GPUs each (torch release, tag) build has kernels for: python_env/torch_builds.py (BUILDS,
 # from each release's TORCH_CUDA_ARCH_LIST and RELEASE.md's "PyTorch CUDA Support Matrix").
 
-# TensorFlow's pip CUDA extra: from 2.14 on Linux, tensorflow[and-cuda] pulls NVIDIA's CUDA/cuDNN
-# wheels; python_stack asks for it only where the driver runs CUDA 12. One row with its source and
-# read date (plain data: docs/vendor-facts.md lists it).
+# TensorFlow's pip CUDA extra: tensorflow[and-cuda] pulls NVIDIA's CUDA/cuDNN wheels (Linux), from 2.14 on.
+# The wheels' CUDA major follows the release: 2.14 pulls CUDA 11.8 (cu11) wheels, 2.15 and later CUDA 12
+# (cu12) ones, so the driver each release's extra needs differs. One row per rule, with its source and read
+# date (plain data: docs/vendor-facts.md lists them); tf_and_cuda_row() picks the row of a release.
 TF_PIP_URL = 'https://www.tensorflow.org/install/pip'
 TF_TESTED_URL = 'https://www.tensorflow.org/install/source#gpu'
+_TF_METADATA = ('the published tensorflow %s wheel\'s metadata (Requires-Dist, read from PyPI with pip install '
+                '--dry-run --report on %s): %s')
 TF_AND_CUDA_ROWS = (
-    {'tensorflow': '2.14', 'extra': 'and-cuda', 'driver_cuda': '12.0', 'read': '2026-12-07',
-     'source': 'TensorFlow "Install TensorFlow with pip" (%s): "pip install tensorflow[and-cuda]" (Linux); TensorFlow '
-               '"Build from source", Tested build configurations, GPU (%s), as quoted in a copy (public GitHub file, '
-               'index id 12484492573): "tensorflow-2.14.0 | 3.9-3.11 | Clang 16.0.0 | Bazel 6.1.0 | 8.7 | 11.8", '
-               '"tensorflow-2.15.0 | 3.9-3.11 | Clang 16.0.0 | Bazel 6.1.0 | 8.9 | 12.2"' % (TF_PIP_URL, TF_TESTED_URL),
-     'unconfirmed': 'the tested configurations build 2.14 with CUDA 11.8 and 2.15 with 12.2: that 2.14\'s and-cuda '
-                    'extra pulls CUDA 12 wheels (so needs a CUDA 12 driver) was not confirmed; the CUDA 12 rule holds '
-                    'from 2.15 on. TensorFlow 2.14 release notes and setup.py not read'},
+    {'tensorflow': '2.14', 'extra': 'and-cuda', 'wheels': 'cu11 (CUDA 11.8)', 'driver_cuda': '11.8',
+     'read': '2026-12-07',
+     'source': (_TF_METADATA % ('2.14.0', '2026-12-07', '"nvidia-cuda-runtime-cu11 (==11.8.89) ; extra == '
+                                '\'and-cuda\'", "nvidia-cudnn-cu11 (==8.7.0.84) ; extra == \'and-cuda\'"; 2.13.0 '
+                                'has no and-cuda extra')
+                + '; TensorFlow "Build from source", Tested build configurations, GPU (%s): "tensorflow-2.14.0 | '
+                '3.9-3.11 | Clang 16.0.0 | Bazel 6.1.0 | 8.7 | 11.8". A driver of CUDA 11.8 or newer runs the 11.8 '
+                'wheels without relying on minor-version compatibility (which does not cover PTX JIT)' % TF_TESTED_URL)},
+    {'tensorflow': '2.15', 'extra': 'and-cuda', 'wheels': 'cu12 (CUDA 12.2 in 2.15)', 'driver_cuda': '12.0',
+     'read': '2026-12-07',
+     'source': 'TensorFlow "Install TensorFlow with pip" (%s): "pip install tensorflow[and-cuda]" (Linux); ' % TF_PIP_URL
+               + _TF_METADATA % ('2.15.0', '2026-12-07', '"nvidia-cublas-cu12 (==12.2.5.6) ; extra == \'and-cuda\'"') +
+               '; Tested build configurations, GPU (%s): "tensorflow-2.15.0 | 3.9-3.11 | Clang 16.0.0 | Bazel 6.1.0 | 8.9 '
+               '| 12.2"' % TF_TESTED_URL},
 )
 TF_AND_CUDA_MIN = tuple(int(p) for p in TF_AND_CUDA_ROWS[0]['tensorflow'].split('.'))
-TF_AND_CUDA_CUDA = tuple(int(p) for p in TF_AND_CUDA_ROWS[0]['driver_cuda'].split('.'))
+TF_AND_CUDA_CUDA = tuple(int(p) for p in TF_AND_CUDA_ROWS[-1]['driver_cuda'].split('.'))
+
+
+def tf_and_cuda_row(tf_version, exact):
+    """The TF_AND_CUDA_ROWS row that decides tensorflow[and-cuda] for ``tf_version`` ((major, minor) or None):
+    an exact pin takes its release's row; a lower bound or no version takes the newest row (pip installs the
+    newest release); None where the pinned release predates the extra."""
+    if tf_version is not None and exact:
+        rows = [r for r in TF_AND_CUDA_ROWS if tuple(int(p) for p in r['tensorflow'].split('.')) <= tuple(tf_version)]
+        return rows[-1] if rows else None
+    if tf_version is not None and tuple(tf_version) < TF_AND_CUDA_MIN:
+        return None
+    return TF_AND_CUDA_ROWS[-1]
+
 
 # DALI's wheels per CUDA major: the flavour of the newest row the driver's CUDA reaches. One row per
 # flavour with its source and read date (plain data: docs/vendor-facts.md lists it).
@@ -113,11 +135,13 @@ DALI_FLAVOUR_ROWS = (
     {'flavour': 'cuda120', 'driver_cuda': '12.0', 'read': '2026-12-07',
      'source': 'NVIDIA DALI installation guide (%s), pip - Official Releases: "for CUDA 12.0: ... nvidia-dali-cuda120"; '
                'it runs "on the latest, stable CUDA ... 12.0 capable drivers (525.60 or later ...)"' % DALI_GUIDE},
-    {'flavour': 'cuda110', 'driver_cuda': '11.0', 'read': '2026-12-07',
+    {'flavour': 'cuda110', 'driver_cuda': '11.0', 'last_release': '1.50.0', 'read': '2026-12-07',
      'source': 'NVIDIA DALI 1.37.1 installation guide (%s): "for CUDA 11.0: pip install --extra-index-url '
-               'https://pypi.nvidia.com --upgrade nvidia-dali-cuda110"; "450.80 or later"' % DALI_GUIDE_137,
-     'unconfirmed': 'the current guide (%s) lists only cuda120 and cuda130: newer DALI releases build no cuda110 '
-                    'wheel; which release was the last with one was not confirmed' % DALI_GUIDE},
+               'https://pypi.nvidia.com --upgrade nvidia-dali-cuda110 or just pip install nvidia-dali-cuda110"; '
+               '"450.80 or later"; PyPI\'s index of nvidia-dali-cuda110 (pip index versions, 2026-12-07): '
+               '"Available versions: 1.50.0, 1.49.0, ..." - the last DALI release with a cuda110 wheel is 1.50.0 (the '
+               'current guide, %s, lists only cuda120 and cuda130; nvidia-dali-cuda120 goes on to 2.4.0)'
+               % (DALI_GUIDE_137, DALI_GUIDE)},
 )
 DALI_FLAVOURS = [(tuple(int(p) for p in row['driver_cuda'].split('.')), row['flavour']) for row in DALI_FLAVOUR_ROWS]
 DALI_DEFAULT = 'cuda120'
@@ -254,8 +278,10 @@ def dali_flavour(cuda_version):
     if cuda is None:
         return {'value': DALI_DEFAULT, 'reason': 'no driver CUDA version: %s (its CPU operators run without a GPU)'
                                                  % DALI_DEFAULT}
+    last = dict((row['flavour'], row.get('last_release')) for row in DALI_FLAVOUR_ROWS)
     for minimum, flavour in DALI_FLAVOURS:
         if cuda >= minimum:
-            return {'value': flavour, 'reason': 'driver CUDA %s: %s' % (cuda_version, flavour)}
-    return {'value': 'cuda110', 'reason': 'driver CUDA %s is older than 11.0; cuda110 is the oldest flavour'
-                                          % cuda_version}
+            return {'value': flavour, 'reason': 'driver CUDA %s: %s%s' % (
+                cuda_version, flavour, '; its wheels end at DALI %s' % last[flavour] if last.get(flavour) else '')}
+    return {'value': 'cuda110', 'reason': 'driver CUDA %s is older than 11.0; cuda110 is the oldest flavour (its wheels '
+                                          'end at DALI %s)' % (cuda_version, last['cuda110'])}

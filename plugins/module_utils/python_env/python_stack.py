@@ -32,7 +32,7 @@ import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import adopt as _adopt
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.cuda_match import (
-    TF_AND_CUDA_CUDA, TF_AND_CUDA_MIN, cuda_tuple, dali_flavour, pytorch_index)
+    cuda_tuple, dali_flavour, pytorch_index, tf_and_cuda_row)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.indexes import (
     insecure_index_problems, trusted_hosts, valid_host)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.node_env import valid_abs_path
@@ -222,20 +222,26 @@ def resolve(env, context):
                     if url not in extra:
                         extra.insert(0, url)
         elif canon in ('tensorflow', 'tensorflow-cpu'):
-            tf_version = version_tuple(exact_version(req['spec']) or lower_bound(req['spec']))
+            pinned = exact_version(req['spec'])
+            tf_version = version_tuple(pinned or lower_bound(req['spec']))
             cuda = cuda_tuple(context.get('cuda_version'))
-            if canon == 'tensorflow' and cuda is not None and cuda >= TF_AND_CUDA_CUDA and \
-                    (tf_version is None or tf_version >= TF_AND_CUDA_MIN):
+            rule = tf_and_cuda_row(tf_version, bool(pinned))
+            needs = tuple(int(p) for p in rule['driver_cuda'].split('.')) if rule else None
+            if canon == 'tensorflow' and cuda is not None and rule and cuda >= needs:
                 if 'and-cuda' not in req['extras']:
                     req = dict(req, extras=sorted(req['extras'] + ['and-cuda']))
                 decisions.append({'what': 'tensorflow', 'value': 'tensorflow[and-cuda]',
-                                  'reason': 'driver CUDA %s >= 12.0: NVIDIA\'s CUDA 12 wheels through the and-cuda '
-                                            'extra (tensorflow.org/install/pip)' % context.get('cuda_version')})
+                                  'reason': 'driver CUDA %s >= %s: TensorFlow %s+\'s and-cuda extra pulls NVIDIA\'s %s '
+                                            'wheels (tensorflow.org/install/pip; the release\'s wheel metadata)'
+                                            % (context.get('cuda_version'), rule['driver_cuda'], rule['tensorflow'],
+                                               rule['wheels'])})
             else:
                 reason = ('no driver CUDA version: CPU build' if cuda is None else
-                          'driver CUDA %s is older than 12.0, which tensorflow[and-cuda] needs: CPU only'
-                          % context.get('cuda_version') if cuda < TF_AND_CUDA_CUDA else
                           'TensorFlow %s predates the and-cuda extra (2.14): as listed' % (tf_version,)
+                          if canon == 'tensorflow' and not rule else
+                          'driver CUDA %s is older than %s, which tensorflow[and-cuda] of TensorFlow %s+ needs (its %s '
+                          'wheels): CPU only' % (context.get('cuda_version'), rule['driver_cuda'], rule['tensorflow'],
+                                                 rule['wheels'])
                           if canon == 'tensorflow' else 'tensorflow-cpu asked for: CPU build')
                 req = dict(req, extras=[e for e in req['extras'] if e != 'and-cuda'])
                 decisions.append({'what': 'tensorflow', 'value': render_requirement(req), 'reason': reason})

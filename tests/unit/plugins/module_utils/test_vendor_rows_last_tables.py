@@ -43,22 +43,33 @@ def test_every_row_has_a_source_naming_a_document_and_a_read_date(name, rows):
 
 # ---- TensorFlow and DALI (cuda_match) --------------------------------------------------------------
 
-def test_tensorflow_row_builds_the_rule_python_stack_reads():
-    (row,) = cuda_match.TF_AND_CUDA_ROWS
-    assert cuda_match.TF_AND_CUDA_MIN == (2, 14) == tuple(int(p) for p in row["tensorflow"].split("."))
-    assert cuda_match.TF_AND_CUDA_CUDA == (12, 0) == tuple(int(p) for p in row["driver_cuda"].split("."))
-    assert '"pip install tensorflow[and-cuda]"' in row["source"]
+def test_tensorflow_rows_build_the_rule_python_stack_reads():
+    first, newest = cuda_match.TF_AND_CUDA_ROWS
+    assert cuda_match.TF_AND_CUDA_MIN == (2, 14) == tuple(int(p) for p in first["tensorflow"].split("."))
+    assert cuda_match.TF_AND_CUDA_CUDA == (12, 0) == tuple(int(p) for p in newest["driver_cuda"].split("."))
+    assert '"pip install tensorflow[and-cuda]"' in newest["source"]
 
 
-def test_tensorflow_row_says_unconfirmed_while_its_source_builds_2_14_with_cuda_11_8():
-    """SOURCE (TensorFlow, Build from source, Tested build configurations, GPU):
-    "tensorflow-2.14.0 | 3.9-3.11 | Clang 16.0.0 | Bazel 6.1.0 | 8.7 | 11.8". A rule that asks for a CUDA 12
-    driver from 2.14 on cannot be confirmed by that row: the table must say so visibly."""
-    (row,) = cuda_match.TF_AND_CUDA_ROWS
-    tested = dict(re.findall(r'"tensorflow-(\d+\.\d+)\.0 \| [^"]*\| ([0-9.]+)"', row["source"]))
-    assert tested == {"2.14": "11.8", "2.15": "12.2"}
-    if tested[row["tensorflow"]].split(".", maxsplit=1)[0] != row["driver_cuda"].split(".", maxsplit=1)[0]:
-        assert "2.14" in row["unconfirmed"] and "11.8" in row["unconfirmed"]
+def test_tensorflow_rows_need_the_driver_of_the_cuda_their_wheels_and_tested_builds_name():
+    """SOURCE (the published wheels' Requires-Dist): 2.14.0 "nvidia-cuda-runtime-cu11 (==11.8.89) ; extra ==
+    'and-cuda'", 2.15.0 "nvidia-cublas-cu12 (==12.2.5.6) ; extra == 'and-cuda'"; (Tested build configurations)
+    "tensorflow-2.14.0 | ... | 8.7 | 11.8", "tensorflow-2.15.0 | ... | 8.9 | 12.2". The 2.14 row asks for a CUDA
+    11.8 driver, not a CUDA 12 one; no row is left unconfirmed."""
+    for row in cuda_match.TF_AND_CUDA_ROWS:
+        tested = dict(re.findall(r'"tensorflow-(\d+\.\d+)\.0 \| [^"]*\| ([0-9.]+)"', row["source"]))
+        wheels = re.search(r"nvidia-[a-z-]+-cu(\d+) \(==", row["source"]).group(1)
+        major = row["driver_cuda"].split(".", maxsplit=1)[0]
+        assert wheels == major == tested[row["tensorflow"]].split(".", maxsplit=1)[0], row
+        assert "unconfirmed" not in row
+    assert cuda_match.TF_AND_CUDA_ROWS[0]["driver_cuda"] == "11.8"
+
+
+@pytest.mark.parametrize("version, exact, row", [
+    ((2, 14), True, "2.14"), ((2, 14), False, "2.15"), ((2, 20), True, "2.15"), (None, False, "2.15"),
+    ((2, 13), True, None), ((2, 13), False, None)])
+def test_tensorflow_rule_of_a_release_exact_pins_take_their_row_bounds_the_newest(version, exact, row):
+    got = cuda_match.tf_and_cuda_row(version, exact)
+    assert (got["tensorflow"] if got else None) == row
 
 
 @pytest.mark.parametrize("row", cuda_match.DALI_FLAVOUR_ROWS, ids=lambda row: row["flavour"])
@@ -68,9 +79,14 @@ def test_dali_row_is_the_wheel_and_cuda_its_source_names(row):
     assert (quoted.group(1), quoted.group(2)) == (row["driver_cuda"], row["flavour"])
 
 
-def test_dali_cuda110_row_says_the_current_guide_has_no_cuda110():
+def test_dali_cuda110_row_names_the_last_release_with_a_cuda110_wheel():
+    """SOURCE (PyPI's index of nvidia-dali-cuda110, pip index versions): "Available versions: 1.50.0, 1.49.0, ...":
+    the flavour stays (a CUDA 11 driver gets the newest cuda110 wheel, 1.50.0); the row says where it ends."""
     row = [r for r in cuda_match.DALI_FLAVOUR_ROWS if r["flavour"] == "cuda110"][0]
-    assert "1.37.1" in row["source"] and "only cuda120 and cuda130" in row["unconfirmed"]
+    assert "1.37.1" in row["source"] and "Available versions: 1.50.0" in row["source"]
+    assert row["last_release"] == "1.50.0" and "unconfirmed" not in row
+    assert "end at DALI 1.50.0" in cuda_match.dali_flavour("11.8")["reason"]
+    assert "end at DALI" not in cuda_match.dali_flavour("12.8")["reason"]
 
 
 def test_dali_flavours_are_built_from_the_rows_newest_first():
