@@ -364,7 +364,7 @@ def checks(parsed, recorded, tool):
         counts = ', '.join('%d x %s' % (n, label) for label, n in sorted(slot['counts'].items()))
         ids = slot['ids'] if len(slot['ids']) <= 6 else slot['ids'][:3] + ['...'] + slot['ids'][-2:]
         out.append(_check(category, slot['status'], sum(slot['counts'].values()), 0,
-                          '%s in the BMC\'s SEL %s (records %s; sensors %s): %s' % (
+                          '%s in the BMC\'s SEL, %s (records %s; sensors %s): %s' % (
                               counts, why, ', '.join(ids), ', '.join(slot['names'][:6]), ADVICE[category])))
     return out
 
