@@ -78,9 +78,8 @@ def problems(inputs):
     """The problems of the BMC inputs among ``inputs`` (full names). The address, user and password
     are required where ``gpuops_bmc_recovery`` is true; set ones are checked either way."""
     inputs = inputs or {}
-    if not any(k in inputs for k in ('gpuops_bmc_recovery', 'gpuops_bmc_user', 'gpuops_bmc_password',
-                                     'bmc_address')):
-        return []
+    if not any(k in inputs for k in ('gpuops_bmc_user', 'gpuops_bmc_password', 'bmc_address', 'gpuops_bmc_port')):
+        return []  # common's other entry points (gpu has gpuops_bmc_recovery alone)
     enabled = inputs.get('gpuops_bmc_recovery') is True
     found = []
     checks = (('bmc_address', address_problem), ('gpuops_bmc_user', user_problem),
@@ -95,7 +94,7 @@ def problems(inputs):
         if problem:
             found.append(problem)
     port = inputs.get('gpuops_bmc_port', 623)
-    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
+    if 'gpuops_bmc_port' in inputs and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
         found.append('gpuops_bmc_port must be the BMC\'s RMCP+ UDP port, 1 to 65535 (623 is IPMI\'s), got %s'
                      % _shown(port))
     return found

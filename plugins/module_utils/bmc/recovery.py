@@ -1,14 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Whether the collection's reboot handler power-cycles a host through its BMC, and what it says.
+"""Whether a host that did not come back from the collection's reboot is power-cycled through its BMC, and what is said.
 
-The handler (roles/common/tasks/reboot_bmc.yml, where ``gpuops_bmc_recovery`` is true) reboots the
-host in a block; when the reboot fails, ``decide`` says whether the host is power-cycled through its
+Where the collection's reboot (the handler ``gpuops reboot``) failed, the play's rescue includes
+roles/common/tasks/bmc_recover.yml (Ansible runs no rescue inside a handler's tasks, so the recovery
+sits where the failure is caught: playbooks/rolling_driver_upgrade.yml); there ``decide`` says whether the host is power-cycled through its
 BMC (community.general.ipmi_power, ``state: boot``), once, and waited for again, or left as it is,
 and why; ``report`` says what came of it. Never on a host the play did not take down (the reboot
 module's ``rebooted`` is true once its reboot command ran), never twice in a run, never on a
-failure a power cycle does not mend. The handler is throttled like the reboot (at most
+failure a power cycle does not mend. The power cycle is throttled like the reboot (at most
 ``gpuops_reboot_throttle`` hosts, else the play's batch), so no more hosts than the batch are
 power-cycled at once.
 
@@ -27,7 +28,7 @@ TIMED_OUT = ('timed out waiting for',)
 
 def decide(state):
     """``{'action': 'power_cycle' | 'none', 'reason'}`` from ``state``: ``enabled`` (gpuops_bmc_recovery),
-    ``reboot_issued`` (the reboot module's ``rebooted``: its reboot command ran; None when unknown),
+    ``reboot_task`` (what failed was the collection's reboot), ``reboot_issued`` (the reboot module's ``rebooted``: its reboot command ran; None when unknown),
     ``failure`` (its message), ``timeout`` (seconds it waited), ``attempts`` (power cycles of this
     host in this run), ``inputs`` (common's ``bmc`` entry point, converted; full names), ``host``."""
     host = state.get('host') or 'the host'
@@ -40,6 +41,8 @@ def decide(state):
 
     if state.get('enabled') is not True:
         return none('gpuops_bmc_recovery is false (the reboot failed: %s)' % failure)
+    if state.get('reboot_task') is not True:
+        return none('what failed was not the collection\'s reboot (%s)' % failure)
     if state.get('reboot_issued') is not True:
         return none('the reboot command did not run (%s), so this play did not take the host down: a power cycle '
                     'is only for a host the play rebooted' % failure)
@@ -51,8 +54,8 @@ def decide(state):
     if found:
         return none('; '.join(found))
     return {'action': 'power_cycle',
-            'reason': '%s was rebooted by this play and did not come back within %s s (%s): power-cycled once '
-                      'through its BMC %s' % (host, timeout if timeout is not None else '?', failure,
+            'reason': '%s was rebooted by this play and did not come back within %s s (%s): power-cycling it once '
+                      'through its BMC at %s' % (host, timeout if timeout is not None else '?', failure,
                                               inputs.get('bmc_address'))}
 
 
@@ -66,7 +69,7 @@ def report(decision, powered, back, error, secret=None):
         return {'power_cycled': False, 'back': False, 'message': decision.get('reason', '')}
     if not powered:
         return {'power_cycled': False, 'back': False,
-                'message': '%s - but the BMC did not power-cycle it: %s' % (
+                'message': '%s; the BMC did not power-cycle it: %s' % (
                     decision['reason'], error or 'no answer from the BMC')}
     if back:
         return {'power_cycled': True, 'back': True,

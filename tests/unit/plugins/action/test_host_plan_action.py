@@ -314,3 +314,21 @@ def test_paths_numbers_and_file_values_are_refused_on_every_host(run, tmp_path):
                   "gpuops_rolling_serial: 0 is not a batch size"):
         assert words in out, (words, out[-3000:])
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("extra,words", [
+    ({"gpuops_bmc_recovery": True, "bmc_address": "10.0.40.7\nx", "gpuops_bmc_user": "ad min",
+      "gpuops_bmc_password": "pw$(id)x"},
+     ["bmc_address must be the BMC's IPv4 or IPv6 address or DNS name", "gpuops_bmc_user must be a BMC user name",
+      "gpuops_bmc_password holds a character outside"]),
+    ({"gpuops_bmc_recovery": True, "gpuops_bmc_password": "pw\n'x' y"},
+     ["bmc_address is required where gpuops_bmc_recovery is true", "gpuops_bmc_user is required",
+      "gpuops_bmc_password holds"]),
+    ({"gpuops_bmc_recovery": False, "gpuops_bmc_password": "a" * 300}, ["gpuops_bmc_password is 300 characters long"]),
+])
+def test_the_bmc_inputs_are_refused_on_every_host_the_password_never_shown(run, tmp_path, extra, words):
+    # issue 39: the power cycle after a failed reboot needs them only then, they are checked before any change
+    res = run("plan_cpu_only.yml", json.dumps(extra))
+    out = res.stdout + res.stderr
+    refused_before_any_change(run, tmp_path, [json.dumps(extra)], words)
+    assert extra["gpuops_bmc_password"] not in out
