@@ -332,3 +332,13 @@ def test_the_bmc_inputs_are_refused_on_every_host_the_password_never_shown(run, 
     out = res.stdout + res.stderr
     refused_before_any_change(run, tmp_path, [json.dumps(extra)], words)
     assert extra["gpuops_bmc_password"] not in out
+
+
+def test_good_bmc_inputs_pass_and_the_password_is_not_in_the_plan(run, tmp_path):
+    password = "Zq9-unique.Pw"
+    res = run("plan_cpu_only.yml", json.dumps({"gpuops_bmc_recovery": True, "bmc_address": "bmc-07.example.org",
+                                               "gpuops_bmc_user": "gpuops", "gpuops_bmc_password": password}))
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    plan = (tmp_path / "out.json").read_text()
+    assert plan and password not in plan and password not in out
