@@ -33,7 +33,7 @@ options:
 EXAMPLES = r"""
 - name: Decide whether to power-cycle the host through its BMC
   ansible.builtin.set_fact:
-    __common_bmc_decision: >-
+    bmc_decision: >-
       {{ {'enabled': true, 'reboot_issued': true, 'failure': 'Timed out waiting for last boot time check',
           'timeout': 600, 'attempts': 0, 'host': inventory_hostname, 'inputs': {}} | gpuops.dlserver.__private.bmc_recovery }}
 """

@@ -48,7 +48,7 @@ options:
 EXAMPLES = r"""
 - name: Say what the BMC recovery did
   ansible.builtin.debug:
-    msg: "{{ (__common_bmc_decision | gpuops.dlserver.__private.bmc_recovery_report(true, true, '')).message }}"
+    msg: "{{ (bmc_decision | gpuops.dlserver.__private.bmc_recovery_report(true, true, '')).message }}"
 """
 
 RETURN = r"""
