@@ -55,8 +55,8 @@ def decide(state):
         return none('; '.join(found))
     return {'action': 'power_cycle',
             'reason': '%s was rebooted by this play and did not come back within %s s (%s): power-cycling it once '
-                      'through its BMC at %s' % (host, timeout if timeout is not None else '?', failure,
-                                              inputs.get('bmc_address'))}
+                      'through its BMC at %s' % (host, '?' if timeout is None else timeout, failure,
+                                                 inputs.get('bmc_address'))}
 
 
 def report(decision, powered, back, error, secret=None):

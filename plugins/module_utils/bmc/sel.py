@@ -186,7 +186,7 @@ def offset_of(stype, event_text):
     """``(offset, kind)`` of an event's printed name for sensor type ``stype``, or ``(None, None)``.
     Matches the longest known name the text begins with (tools append details: ``(CPU0_G1)``,
     ``; OEM Event Data2 code = 02h``, a reading)."""
-    text = _norm(str(event_text or '').split(' ; ')[0])
+    text = _norm(str(event_text or '').split(' ; ', maxsplit=1)[0])
     if not text:
         return None, None
     for name, offset, kind in _BY_TYPE.get(stype, []):
@@ -339,8 +339,9 @@ def checks(parsed, recorded, tool):
     """The checks of group ``sel``: one per category with judged events since the recorded position
     (fail or warn, with counts and record ids), else one ``sel`` check that passes."""
     if parsed['format'] == 'unknown':
-        return [_check('sel', 'skip', 'unknown', None, 'unknown: %s printed nothing gpu_validate can read as a SEL '
-                                                        '(first line: %r)' % (tool, parsed['unparsed'][0][:120]))]
+        why = 'unknown: %s printed nothing gpu_validate can read as a SEL (first line: %r)' % (
+            tool, parsed['unparsed'][0][:120])
+        return [_check('sel', 'skip', 'unknown', None, why)]
     new, why = since(parsed, recorded)
     found = {}
     for entry in new:
