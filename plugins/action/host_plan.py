@@ -41,8 +41,9 @@ def public_roles(roles_dir=ROLES_DIR):
 _DECLARED = {}
 # common's entry points whose variables every host is given (the CUDA repository of
 # nvidia_driver, dcgm_exporter and cuda_toolkit; the probe's NVML index and the mirror): checked on
-# every host like a role's, whether or not a role there uses them (issue 37)
-COMMON_CHECKED = [('common', 'cuda_repo'), ('common', 'gpu')]
+# every host like a role's, whether or not a role there uses them (issue 37); the BMC inputs of the
+# power-cycle recovery after a failed reboot (issue 39), before the reboot that may need them
+COMMON_CHECKED = [('common', 'cuda_repo'), ('common', 'gpu'), ('common', 'bmc')]
 
 
 def declared_names(role, roles_dir=ROLES_DIR):

@@ -34,7 +34,14 @@ description:
   - With O(ib_write_bw), the cross-node tests also run C(ib_write_bw) (perftest) toward the first peer for
     O(ib_seconds) seconds over the fastest active InfiniBand port and judge the measured Gb/s against the
     port's link rate (the C(network) threshold); a host without an active InfiniBand port skips it with the reason.
-  - In check mode only health and balance run and nothing is written.
+  - C(sel) reads the BMC's System Event Log through the in-band BMC (C(/dev/ipmi0), C(/dev/ipmi/0) or
+    C(/dev/ipmidev/0)) with FreeIPMI's C(ipmi-sel) or else C(ipmitool), decodes each event by sensor type and
+    offset (IPMI 2.0 table 42-3) and judges the events after the position the last validation recorded in
+    C(validate.json) - uncorrectable memory errors, PCI/PCIe fatal errors (PERR, SERR, bus fatal/uncorrectable)
+    and processor IERR, thermal trip or uncorrectable machine checks fail the node; correctable errors, power
+    supply and cooling events and a full SEL warn with counts. Without a BMC device or either tool the check
+    says that it is unknown (no BMC access; status skip, never pass). C(plugins/module_utils/bmc/sel.py).
+  - In check mode only health, balance and sel run and nothing is written.
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
@@ -60,7 +67,7 @@ options:
     description: Which groups of checks run.
     type: list
     elements: str
-    choices: [health, balance, performance, cross_node, dcgm_diag]
+    choices: [health, balance, performance, cross_node, dcgm_diag, sel]
     default: [health, balance, performance]
   host_name:
     description: The node's name in reports.
@@ -207,7 +214,7 @@ def main():
         gpu_facts=dict(type='dict', required=True),
         plan=dict(type='dict', default={}),
         groups=dict(type='list', elements='str', default=['health', 'balance', 'performance'],
-                    choices=['health', 'balance', 'performance', 'cross_node', 'dcgm_diag']),
+                    choices=['health', 'balance', 'performance', 'cross_node', 'dcgm_diag', 'sel']),
         host_name=dict(type='str', required=True),
         sysfs_root=dict(type='path', default='/sys'),
         nvml_path=dict(type='list', elements='path', default=['/opt/gpuops/nvml']),

@@ -85,8 +85,9 @@ def test_rolling_upgrade_play_shape():
     hooks = [t["ansible.builtin.include_tasks"] for t in tasks if "ansible.builtin.include_tasks" in t]
     assert hooks == ["{{ gpuops_rolling_drain_tasks }}", "{{ gpuops_rolling_resume_tasks }}"]
     roles = [t["ansible.builtin.include_role"]["name"] for t in tasks if "ansible.builtin.include_role" in t]
+    # common twice: the probe after the reboot, and the power cycle through the BMC in the rescue (issue 39)
     assert roles == ["gpuops.dlserver.nvidia_driver", "gpuops.dlserver.common", "gpuops.dlserver.gpu_validate",
-                     "gpuops.dlserver.nvidia_driver"]
+                     "gpuops.dlserver.common", "gpuops.dlserver.nvidia_driver"]
     # drain, upgrade, reboot, probe, validate - in that order
     order = ["Cordon and drain the Kubernetes node", "Upgrade the driver (nvidia_driver releases the hold, installs, holds again)",
              "Reboot now if the upgrade asked for it (the collection's handler)", "Probe the GPUs again after the upgrade",

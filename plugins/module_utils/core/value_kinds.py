@@ -55,6 +55,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import credentials as bmc_credentials
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.file_values import (
     env_problems, pam_limits_problems, sysctl_problems, systemd_limits_problems)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.value_numbers import (
@@ -300,6 +301,7 @@ def _python_stack(inputs):
 
 
 ROLE_CHECKS = {
+    'common': bmc_credentials.problems,  # the entry point bmc: the BMC address, user, password, port
     'os_tuning': _os_tuning,
     'dcgm_exporter': _dcgm,
     'python_stack': _python_stack,

@@ -17,6 +17,7 @@ import json
 import os
 import time
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import sel as bmc_sel
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import balance as balance_checks
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import dcgm_diag, ib_perf
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import health as health_checks
@@ -196,6 +197,21 @@ def _ib(p, facts, merged):
                             merged['default']['network'])]
 
 
+def _sel(module, old_record):
+    """The BMC's SEL through the in-band BMC: (checks, the SEL position to record or None)."""
+    devices = [d for d in bmc_sel.BMC_DEVICES if os.path.exists(d)]
+    tools = dict((name, module.get_bin_path(name)) for name in ('ipmi-sel', 'ipmitool'))
+    tool, why = bmc_sel.can_read(devices, tools)
+    if tool is None:
+        return [health_checks.check('sel', 'skip', 'unknown', None, why, 'bmc')], None
+    rc, out, err = _run(bmc_sel.argv(tool, tools[tool]), 120)
+    if rc != 0:
+        return bmc_sel.unreadable(tool, rc, err or out), None
+    parsed = bmc_sel.parse(out)
+    recorded = (old_record or {}).get('sel') if isinstance(old_record, dict) else None
+    return bmc_sel.checks(parsed, recorded, tool), bmc_sel.position(parsed, tool)
+
+
 def _write(path, text):
     tmp = '%s.tmp.%d' % (path, os.getpid())
     with open(tmp, 'w') as handle:
@@ -299,15 +315,26 @@ def validate(module):
                 'no GPU, and allow_cpu is false: not measured'), group='performance'))
         else:
             checks += [dict(c, group='performance') for c in _local(p, gpus, device, merged)]
+    record_path = os.path.join(p['record_dir'], 'validate.json')
+    old_record = _read_record(record_path)
+    sel_position = None
+    if 'sel' in groups:
+        found, sel_position = _sel(module, old_record)
+        checks += [dict(c, group='sel') for c in found]
     name, worst = report.verdict(checks)
     now = int(time.time())
     key = report.key_of(checks)
-    record_path = os.path.join(p['record_dir'], 'validate.json')
-    write, why = report.record_decision(_read_record(record_path), key, now, p['refresh_seconds'])
+    write, why = report.record_decision(old_record, key, now, p['refresh_seconds'])
+    if not write and sel_position and sel_position != (old_record.get('sel') if isinstance(old_record, dict) else None):
+        # the next validation counts the SEL from here: the position is kept even when the verdict is not new
+        write, why = True, 'the SEL has entries the record does not cover'
     if module.check_mode:
         write, why = False, 'check mode: ' + why
     record = {'host': p['host_name'], 'verdict': name, 'worst': worst, 'device': device, 'key': key,
               'timestamp': now, 'summary': report.summary_line(name, worst, device), 'checks': checks}
+    kept = sel_position or (old_record.get('sel') if isinstance(old_record, dict) else None)
+    if kept:
+        record['sel'] = kept
     written = []
     if write:
         if not os.path.isdir(p['record_dir']):
