@@ -312,6 +312,39 @@ TABLES = (
 )
 
 
+# The SEL decoding of gpu_validate's ``sel`` check (bmc/sel.py), each row quoting FreeIPMI's string of
+# the IPMI 2.0 tables (bmc/sel_sources.py; a unit test checks each name against the quote).
+def _sel_rows(table, kind):
+    def rows():
+        sel, src = _module('bmc.sel'), _module('bmc.sel_sources')
+        out = []
+        for key, value in sorted(getattr(sel, table).items()):
+            if kind == 'offset':
+                (code, offset), (status, name, dummy) = key, value
+                out.append(('type 0x%02X offset 0x%02X' % (code, offset),
+                            {'name': name, 'verdict': status or 'not judged'}, src.quote('offset', code, offset),
+                            src.READ))
+            elif kind == 'type':
+                out.append(('sensor type 0x%02X' % value, {'name': key}, src.quote(kind, value), src.READ))
+            else:
+                out.append(('%s 0x%02X' % (kind, key), {'name': value}, src.quote(kind, key), src.READ))
+        return out
+    return rows
+
+
+TABLES += (
+    ('IPMI sensor types the SEL check judges', 'plugins/module_utils/bmc/sel.py', 'TYPE_NAMES',
+     'the sensor type code of each sensor type name ipmi-sel and ipmitool print', _sel_rows('TYPE_NAMES', 'type')),
+    ('IPMI sensor-specific event offsets', 'plugins/module_utils/bmc/sel.py', 'OFFSETS',
+     'what each SEL event of a judged sensor type is and whether it fails or warns the node',
+     _sel_rows('OFFSETS', 'offset')),
+    ('IPMI threshold event offsets', 'plugins/module_utils/bmc/sel.py', 'THRESHOLDS',
+     'the threshold crossings of temperature and fan sensors', _sel_rows('THRESHOLDS', 'threshold')),
+    ('IPMI redundancy event offsets', 'plugins/module_utils/bmc/sel.py', 'REDUNDANCY',
+     'the redundancy states of power supplies and fans', _sel_rows('REDUNDANCY', 'redundancy')),
+)
+
+
 # i36-f: the NVIDIA/hardware tables that were PENDING, row by row (each with its source and read date).
 def _rows_of(module, attribute, key):
     """The rows of ``module.attribute`` (dicts with ``source`` and ``read``), each named by ``key(row)``."""
@@ -481,6 +514,14 @@ DERIVED = {
     (_M + 'validate/xid.py', 'XID_MEANINGS'): 'XID_TABLE',
     (_M + 'validate/xid.py', 'XID_CRITICAL'): 'XID_TABLE',
     (_M + 'validate/xid.py', 'XID_PAGE'): 'XID_TABLE',
+    (_M + 'bmc/sel.py', 'THRESHOLD_WARN'): 'THRESHOLDS',
+    (_M + 'bmc/sel.py', '_BY_TYPE'): 'OFFSETS',
+    (_M + 'bmc/sel.py', '_TYPE_BY_NAME'): 'TYPE_NAMES',
+    # the quotes the SEL rows' sources are made of (a unit test checks each row against them)
+    (_M + 'bmc/sel_sources.py', 'SENSOR_SPECIFIC'): 'bmc/sel.py OFFSETS',
+    (_M + 'bmc/sel_sources.py', 'THRESHOLD'): 'bmc/sel.py THRESHOLDS',
+    (_M + 'bmc/sel_sources.py', 'REDUNDANCY'): 'bmc/sel.py REDUNDANCY',
+    (_M + 'bmc/sel_sources.py', 'SENSOR_TYPES'): 'bmc/sel.py TYPE_NAMES',
     # i36-f
     (_M + 'engines/container_toolkit.py', 'PACKAGES'): 'PACKAGE_ROWS',
     (_M + 'engines/container_toolkit.py', 'CDI_UNITS'): 'CDI_UNIT_ROWS',
@@ -628,6 +669,8 @@ NOT_VENDOR = dict(
         ('validate/measure.py', ('RESNET50_STAGES',), 'the ResNet-50 network layout (He et al. 2015, stages of 3, 4, 6 and '
          '3 blocks) the measurement builds, no vendor fact'),
         ('validate/node.py', ('_EXTRA_ENV',), _OWN),
+        ('bmc/recovery.py', ('TIMED_OUT',), _WORDS), ('bmc/sel.py', ('ADVICE',), _POLICY),
+        ('bmc/sel.py', ('CATEGORY',), _OWN), ('bmc/sel.py', ('BMC_DEVICES',), _PATHS),
         ('core/value_kinds.py', ('NOTICES',), _OWN), ('core/value_numbers.py', ('_CLOCK_WHAT',), _OWN),
         ('packages/mirror_inputs.py', ('ARTIFACT_URL', 'CLASS_OF_KIND', 'KINDS', 'PLAYBOOK_VARIABLES', 'VARIABLES'),
          _OWN),
