@@ -61,8 +61,8 @@ RELEASE_DRIVER_ROWS = tuple(
     )) + (
     {'toolkit': '13.3', 'driver': '610.43.02', 'read': _READ,
      'source': '%s, %s: ">=610.43.02" (Update 1 the same), read as public GitHub files quote it from the 13.3 '
-               'notes (index ids 54526236190, 62160452368, 68612752721; they agree)' % (RELEASE_NOTES_133,
-                                                                                         TABLE3 % '13.3'),
+               'notes (index ids 54526236190, 62160452368, 68612752721; they agree)'
+               % (RELEASE_NOTES_133, TABLE3 % '13.3'),
      'unconfirmed': 'Table 3 of the 13.3 notes itself was not read (its stored copy ends before the table); the '
                     'number is the quotations\''},
     {'toolkit': '13.4', 'read': _READ,
