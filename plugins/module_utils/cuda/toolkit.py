@@ -28,12 +28,22 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.cuda_ma
 # (MINOR_COMPAT_DRIVER, shared with python_env/cuda_match.py: 11 -> 450.80.02, 12 -> 525.60.13,
 # 13 -> 580). These are also the toolkit versions the role knows (there was no 12.7). Each row
 # carries its source and the date it was read, as data (docs/vendor-facts.md lists them).
+# 13.3's row is read as public files quote it (data/cuda_table3.yml). A row without 'driver' (13.4, GA
+# versioned 13.4.1, Update 1 13.4.2; 13.5) is a release whose Table 3 row was not read: known, planned
+# from the table's rule only (its 'reason'), no number invented; cuda_toolkit_driver_compat: full refuses it.
 RELEASE_NOTES = 'https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html'
 RELEASE_NOTES_132 = 'https://docs.nvidia.com/cuda/archive/13.2.0/cuda-toolkit-release-notes/index.html'
+RELEASE_NOTES_133 = 'https://docs.nvidia.com/cuda/archive/13.3.0/cuda-toolkit-release-notes/index.html'
+RELEASE_NOTES_134 = 'https://docs.nvidia.com/cuda/archive/13.4.1/cuda-toolkit-release-notes/index.html'
+RELEASE_NOTES_134_U1 = 'https://docs.nvidia.com/cuda/archive/13.4.2/cuda-toolkit-release-notes/index.html'
 TABLE3 = "Table 3 'CUDA Toolkit and Corresponding Driver Versions', row 'CUDA %s GA', Linux x86_64"
+_READ = '2026-12-07'
+_BY_THE_RULE = ('no Table 3 minimum is known for CUDA %s: it is planned from the table\'s rule, minor-version '
+                'compatibility (a CUDA 13.x toolkit runs from driver 580, MINOR_COMPAT_ROWS); '
+                'cuda_toolkit_driver_compat: full refuses it')
 RELEASE_DRIVER_ROWS = tuple(
     {'toolkit': toolkit_version, 'driver': driver, 'source': '%s, %s' % (url, TABLE3 % toolkit_version),
-     'read': '2026-12-07'}
+     'read': _READ}
     for toolkit_version, driver, url in (
         ('11.8', '520.61.05', RELEASE_NOTES),
         ('12.0', '525.60.13', RELEASE_NOTES),
@@ -48,7 +58,27 @@ RELEASE_DRIVER_ROWS = tuple(
         ('13.0', '580.65.06', RELEASE_NOTES),
         ('13.1', '590.44.01', RELEASE_NOTES),
         ('13.2', '595.45.04', RELEASE_NOTES_132),
-    ))
+    )) + (
+    {'toolkit': '13.3', 'driver': '610.43.02', 'read': _READ,
+     'source': '%s, %s: ">=610.43.02" (Update 1 the same), read as public GitHub files quote it from the 13.3 '
+               'notes (index ids 54526236190, 62160452368, 68612752721; they agree)'
+               % (RELEASE_NOTES_133, TABLE3 % '13.3'),
+     'unconfirmed': 'Table 3 of the 13.3 notes itself was not read (its stored copy ends before the table); the '
+                    'number is the quotations\''},
+    {'toolkit': '13.4', 'read': _READ,
+     'source': '%s (CUDA 13.4 GA, versioned 13.4.1) and %s (CUDA 13.4 Update 1, 13.4.2), %s: row not found'
+               % (RELEASE_NOTES_134, RELEASE_NOTES_134_U1, TABLE3 % '13.4'),
+     'reason': _BY_THE_RULE % '13.4',
+     'unconfirmed': 'Table 3 of the 13.4 notes was not read (only the notes\' opening is stored); public files say '
+                    'the Linux driver is no longer bundled from 13.4 on and that 13.4\'s new features need an R615 '
+                    'driver, with no exact minimum (public GitHub files, index ids 68941306157, 70121340189)'},
+    {'toolkit': '13.5', 'read': _READ,
+     'source': '%s (titled "CUDA Toolkit 13.5 - Release Notes" when read; no archive copy of the 13.5 notes was '
+               'found), %s: row not found' % (RELEASE_NOTES, TABLE3 % '13.5'),
+     'reason': _BY_THE_RULE % '13.5',
+     'unconfirmed': 'Table 3 of the 13.5 notes was not read (only the notes\' opening is stored); no quotation of '
+                    'a 13.5 row was found'},
+)
 
 
 def _numbers(text):
@@ -57,9 +87,9 @@ def _numbers(text):
 
 
 RELEASE_DRIVER = dict((tuple(int(p) for p in row['toolkit'].split('.')), _numbers(row['driver']))
-                      for row in RELEASE_DRIVER_ROWS)
+                      for row in RELEASE_DRIVER_ROWS if row.get('driver'))
 RELEASE_DRIVER_TEXT = dict((tuple(int(p) for p in row['toolkit'].split('.')), row['driver'])
-                           for row in RELEASE_DRIVER_ROWS)
+                           for row in RELEASE_DRIVER_ROWS if row.get('driver'))
 DRIVER_TABLE_SOURCE = ("NVIDIA CUDA Toolkit release notes, 'CUDA Toolkit and Corresponding Driver Versions' and "
                        "the CUDA Compatibility guide, 'Minor Version Compatibility'")
 
@@ -109,8 +139,13 @@ TOOLKIT_PACKAGE_ROWS = (
     {'what': 'toolkit', 'package': 'cuda-toolkit-%d-%d', 'read': _PACKAGES_READ,
      'source': '%s: cuda-toolkit-X-Y; an install log of NVIDIA\'s repository (public GitHub file, index id '
                '54626694940): "cuda-toolkit-12-9 ... pulls cuda-libraries-dev-12-9, cuda-nsight-systems-12-9, '
-               'cuda-nsight-compute-12-9"' % _INSTALL_GUIDE,
-     'unconfirmed': 'the installation guide\'s meta-package table was not re-read on %s' % _PACKAGES_READ},
+               'cuda-nsight-compute-12-9"; the newer minors by the same pattern: "cuda-toolkit-13-3_13.3.0-1_amd64.deb" '
+               'in a listing of NVIDIA\'s ubuntu2404/x86_64 repository (public GitHub file, index id 61012703459), '
+               '"cuda-toolkit-13-4-config-common", "cuda-nvcc-13-4 | 13.4.59-1" in an install log of NVIDIA\'s RPM '
+               'repository (public GitHub file, index id 70147445120)' % _INSTALL_GUIDE,
+     'unconfirmed': 'the installation guide\'s meta-package table was not re-read on %s; cuda-toolkit-13-5 was seen '
+                    'only in other tools\' tests (public GitHub files, index ids 65928298232, 69421210535), in no '
+                    'repository listing' % _PACKAGES_READ},
     {'what': 'nsight systems', 'package': 'cuda-nsight-systems-%d-%d', 'read': _PACKAGES_READ,
      'source': 'an install log of NVIDIA\'s repository (public GitHub file, index id 54626694940): "cuda-nsight-systems-'
                '12-9"; an RPM listing of NVIDIA\'s repository (public GitHub file, index id 70321742425): '
@@ -200,8 +235,33 @@ def parse_version(value, variable):
     return int(match.group(1)), int(match.group(2))
 
 
+def known_pairs():
+    """Every toolkit release the role knows (installs): the rows of RELEASE_DRIVER_ROWS, with or without a
+    Table 3 minimum read."""
+    return sorted(set(tuple(int(p) for p in row['toolkit'].split('.')) for row in RELEASE_DRIVER_ROWS))
+
+
 def known_text():
+    return ', '.join(dotted(v) for v in known_pairs())
+
+
+def _table_text():
+    """The toolkits with a Table 3 minimum (what cuda_toolkit_driver_compat: full can plan)."""
     return ', '.join(dotted(v) for v in sorted(RELEASE_DRIVER))
+
+
+def _row_reason(pair):
+    """The 'reason' of a known release without a Table 3 minimum, else None."""
+    for row in RELEASE_DRIVER_ROWS:
+        if row['toolkit'] == dotted(pair) and not row.get('driver'):
+            return row.get('reason')
+    return None
+
+
+def _needs(pair, mode):
+    """The driver a toolkit needs in ``mode`` (a tuple), or None when no table gives one."""
+    release, minor = RELEASE_DRIVER.get(pair), MINOR_COMPAT_DRIVER.get(pair[0])
+    return release if mode == 'full' else (minor or release)
 
 
 def _platform_key(platform):
@@ -246,7 +306,7 @@ def wanted(inputs, platform):
         if pair not in pairs:
             pairs.append(pair)
     if source == 'cuda_repo':
-        unknown = [dotted(p) for p in pairs if p not in RELEASE_DRIVER]
+        unknown = [dotted(p) for p in pairs if p not in known_pairs()]
         if unknown:
             raise ToolkitError('cuda_toolkit_versions: %s not a CUDA toolkit release the collection knows; known: %s'
                                % (', '.join(unknown) + (' is' if len(unknown) == 1 else ' are'), known_text()))
@@ -313,19 +373,23 @@ def compatibility(pairs, driver, mode):
     for pair in pairs:
         release = RELEASE_DRIVER.get(pair)
         minor = MINOR_COMPAT_DRIVER.get(pair[0])
-        need = release if mode == 'full' else (minor or release)
+        need = _needs(pair, mode)
         key = dotted(pair)
+        # a release the role knows whose Table 3 row was not read: planned from its major's rule only
+        unread = _row_reason(pair)
         if need is None:
             # Never "no requirement known": a pair the table does not know is refused, naming what
             # would be planned (the minor-version rule of its major) or that nothing is known.
             results[key] = {'ok': False, 'needs': None,
-                            'reason': 'CUDA %s is not in the table (%s)' % (key, DRIVER_TABLE_SOURCE)}
+                            'reason': 'CUDA %s is not in the table (%s)%s'
+                                      % (key, DRIVER_TABLE_SOURCE, ': %s' % unread if unread else '')}
             if mode == 'full' and minor:
                 errors.append('cuda_toolkit_driver_compat: full needs the minimum driver of CUDA %s from the CUDA '
-                              'release notes\' Table 3, which the collection does not have; use '
+                              'release notes\' Table 3, which the collection does not have%s; use '
                               'cuda_toolkit_driver_compat: minor (CUDA %d.x runs from driver %s, minor-version '
                               'compatibility) or a toolkit of the table: %s'
-                              % (key, pair[0], _driver_text(minor), known_text()))
+                              % (key, ' (its row was not read)' if unread else '', pair[0], _driver_text(minor),
+                                 _table_text()))
             else:
                 errors.append('cuda_toolkit_versions: CUDA %s is in neither the CUDA release notes\' Table 3 nor the '
                               'minor-version compatibility table (CUDA %d.x), so no driver is known to run it; list '
@@ -334,7 +398,8 @@ def compatibility(pairs, driver, mode):
         if said is None:
             results[key] = {'ok': True, 'needs': _driver_text(need),
                             'reason': 'not checked: no driver installed or planned (CUDA %s needs driver %s or newer '
-                                      'to run its programs; it compiles without one)' % (key, _driver_text(need))}
+                                      'to run its programs; it compiles without one)%s'
+                                      % (key, _driver_text(need), '; %s' % unread if unread else '')}
             continue
         mine = have if cut is None else (branch,)
         ok = mine >= (need if cut is None else need[:1])
@@ -343,16 +408,16 @@ def compatibility(pairs, driver, mode):
                                                                                'driver %s') % _driver_text(release)
                    if release and (mine >= (release if cut is None else release[:1]))
                    else 'minor-version compatibility (CUDA %d.x from %s); programs built with PTX newer than the '
-                        'driver cannot JIT' % (pair[0], _driver_text(minor)))
+                        'driver cannot JIT%s' % (pair[0], _driver_text(minor), '; %s' % unread if unread else ''))
             results[key] = {'ok': True, 'needs': _driver_text(need), 'reason': '%s runs CUDA %s: %s' % (said, key, how)}
         else:
             results[key] = {'ok': False, 'needs': _driver_text(need),
-                            'reason': '%s is older than %s, which CUDA %s needs (%s)'
+                            'reason': '%s is older than %s, which CUDA %s needs (%s)%s'
                                       % (said, _driver_text(need), key,
-                                         'its release driver' if mode == 'full' else 'minor-version compatibility')}
-            runs = [dotted(p) for p in sorted(RELEASE_DRIVER)
-                    if (mine >= ((RELEASE_DRIVER[p] if mode == 'full' else MINOR_COMPAT_DRIVER.get(p[0], RELEASE_DRIVER[p]))
-                                 [:3 if cut is None else 1]))]
+                                         'its release driver' if mode == 'full' else 'minor-version compatibility',
+                                         '; %s' % unread if unread else '')}
+            runs = [dotted(p) for p in known_pairs()
+                    if _needs(p, mode) is not None and mine >= _needs(p, mode)[:3 if cut is None else 1]]
             errors.append('cuda_toolkit_versions: CUDA %s needs driver branch %d or newer (driver %s, %s; %s), this '
                           'host has %s. Install driver branch %d or newer (nvidia_driver_branch), or list toolkits '
                           'this driver runs: %s (cuda_toolkit_driver_compat: %s)'

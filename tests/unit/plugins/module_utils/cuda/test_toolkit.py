@@ -148,3 +148,38 @@ def test_12_8_runs_from_table3s_minimum_in_full_mode():
     assert errors == [] and results["12.8"]["needs"] == "570.26"
     results, errors = toolkit.compatibility([(12, 8)], {"version": "565.57.01", "loaded": True}, "full")
     assert results["12.8"]["ok"] is False and "570.26" in errors[0] and "12.8" in errors[0]
+
+
+def test_a_release_without_a_table3_row_read_is_known_but_has_no_invented_driver():
+    # 13.4 (GA 13.4.1, Update 1 13.4.2) and 13.5: their notes exist, their Table 3 rows were not read
+    known = toolkit.known_pairs()
+    assert {(13, 3), (13, 4), (13, 5)} <= set(known)
+    assert (13, 3) in toolkit.RELEASE_DRIVER and (13, 4) not in toolkit.RELEASE_DRIVER
+    assert (13, 5) not in toolkit.RELEASE_DRIVER
+    for row in toolkit.RELEASE_DRIVER_ROWS:
+        if row.get("driver"):
+            continue
+        assert "minor-version compatibility" in row["reason"] and "580" in row["reason"], row
+        assert "full refuses it" in row["reason"] and row["unconfirmed"].strip(), row
+        assert toolkit.MINOR_COMPAT_DRIVER[int(row["toolkit"].split(".")[0])] == (580, 0, 0)
+
+
+def test_every_cuda_13_tag_pytorch_picks_is_a_toolkit_with_a_table3_row():
+    tags = set(t for row in cuda_match.TORCH_CUDA_TAGS.values() for t in row)
+    for tag in sorted(t for t in tags if t.startswith("cu13")):
+        assert (13, int(tag[4:])) in toolkit.RELEASE_DRIVER, tag
+
+
+@pytest.mark.parametrize("pair", [(13, 4), (13, 5)])
+def test_a_release_without_a_table3_row_is_planned_by_the_rule_or_refused(pair):
+    key = toolkit.dotted(pair)
+    results, errors = toolkit.compatibility([pair], {"version": "580.65.06", "loaded": True}, "minor")
+    assert errors == [] and results[key]["needs"] == "580"
+    assert "no Table 3 minimum is known for CUDA %s" % key in results[key]["reason"]
+    results, errors = toolkit.compatibility([pair], {"version": "579.99.99", "loaded": True}, "minor")
+    assert results[key]["ok"] is False and "branch 580" in errors[0]
+    results, errors = toolkit.compatibility([pair], {"version": "999.1", "loaded": True}, "full")
+    assert results[key]["ok"] is False and "cuda_toolkit_driver_compat: full" in errors[0]
+    assert "no driver requirement known" not in str(results)
+    # the toolkits full mode can plan are those with a Table 3 row: the refused one is not offered back
+    assert key not in errors[0].split("toolkit of the table: ")[1].split(", ")
