@@ -143,7 +143,7 @@ ADVICE = {
 }
 
 _SEP_RE = re.compile(r'\s*\|\s*')
-_VERBOSE_RE = re.compile(r'^\s*([A-Za-z][A-Za-z0-9 ()/-]*?)\s*:\s?(.*)$')
+_VERBOSE_RE = re.compile(r'\s*([A-Za-z][A-Za-z0-9 ()/-]*?)\s*:\s?(.*)\Z')
 _HEX_RE = re.compile(r'[0-9A-Fa-f]{2,}')
 
 

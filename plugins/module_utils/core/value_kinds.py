@@ -212,6 +212,8 @@ NOT_THIS_CLASS = {
                                       'mokutil reads them (nvidia_repo.input_problems)',
     'volcano_node_label_prefix': 'a Kubernetes label prefix (dlserver.gpuops.io/), not a path (volcano_inputs)',
     '__common_status_file': 'private (common status entry point): the roles pass their own status_file',
+    'bmc_address': 'a BMC\'s IP address or DNS name, not a path (bmc/credentials.py address_problem)',
+    'gpuops_bmc_port': 'the BMC\'s RMCP+ UDP port, 1 to 65535, no service of the node (bmc/credentials.py)',
 }
 
 # Names and types the walk over every argument spec treats as of these classes

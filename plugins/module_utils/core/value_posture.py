@@ -176,6 +176,8 @@ PLAYBOOK_VARIABLES = ('gpuops_rolling_k8s_group',)
 # Variables of the shapes above that are deliberately not checked here, and why.
 NOT_THIS_CLASS = {
     'volcano_smoke_command': 'a command line: an argument may repeat on purpose',
+    'gpuops_bmc_user': 'a BMC user name; IPMI\'s character set and length (bmc/credentials.py user_problem)',
+    'gpuops_bmc_password': 'a BMC password, never shown; IPMI\'s length (bmc/credentials.py password_problem)',
     'volcano_scheduler_tiers': 'plugins listed twice are refused by volcano_scheduling.py (its own check, per tier '
                                'and across tiers)',
     'dcgm_exporter_image_registry': 'a registry (url_trust.py); the version is in dcgm_exporter_image_tag',
