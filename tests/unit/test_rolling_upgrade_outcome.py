@@ -47,7 +47,9 @@ def test_facts_are_set_where_things_happen():
     decide = tasks[_index(names, "Decide - back into service, roll back, restored, or hold")]
     events = decide["vars"]["__rolling_events"]
     assert set(events) == {"node", "drain", "upgraded", "role_started", "change_began", "failed_task",
-                           "failed_action", "failure", "transaction", "rebooted", "reboot_issued"}
+                           "failed_action", "failure", "transaction", "rebooted", "reboot_issued", "failed_checks"}
+    # the checks come from gpu_validate's report, kept where the verdict is kept
+    assert "gpu_validate_report.checks" in tasks[_index(names, "Keep the verdict")]["ansible.builtin.set_fact"]["__rolling_checks"]
     # a host that was not upgraded is decided against the version asked for, never the previous one
     assert "else {'version': gpuops_rolling_version" in decide["vars"]["__rolling_after"]
     stats = tasks[_index(names, "Publish the host's outcome for the run summary")]["ansible.builtin.set_stats"]

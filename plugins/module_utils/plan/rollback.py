@@ -67,7 +67,11 @@ def k8s_node(node_name, hostname, in_k8s_group):
 DRAIN_STATES = ('none', 'started', 'done')
 EVENTS = {'node': '', 'drain': 'done', 'upgraded': True, 'role_started': True, 'change_began': True,
           'failed_task': '', 'failed_action': '', 'failure': '', 'transaction': None, 'rebooted': None,
-          'reboot_issued': None}
+          'reboot_issued': None, 'failed_checks': None}
+# The check groups of gpu_validate that judge the hardware, not the driver: the BMC's System Event
+# Log. A validation that failed only there holds the node on the new driver (a driver does not
+# cause an uncorrectable memory error or a thermal trip the BMC logged), never rolls it back.
+HARDWARE_GROUPS = ('sel',)
 # The task names of the reboot module: a failure there is a reboot that did not happen or did not return.
 REBOOT_ACTIONS = ('ansible.builtin.reboot', 'ansible.legacy.reboot', 'reboot')
 
@@ -97,12 +101,23 @@ def _events(events):
         out[key] = _flag(out[key], key)
     out['rebooted'] = _flag(out['rebooted'], 'rebooted', unknown=True)
     out['reboot_issued'] = _flag(out['reboot_issued'], 'reboot_issued', unknown=True)
+    out['failed_checks'] = _failed_groups(out['failed_checks'])
     # only nvidia_driver's restore record counts: a failed resolve also returns a `transaction` (its
     # snapshot before any change), which says nothing was restored because nothing had changed
     if out['transaction'] in ('', 'None') or (isinstance(out['transaction'], dict)
                                               and 'restored' not in out['transaction']):
         out['transaction'] = None
     return out
+
+
+def _failed_groups(checks):
+    """The sorted groups of the failed checks in gpu_validate's ``checks`` (its report's list, each
+    with ``group`` and ``status``); None where the report gave no list (unknown)."""
+    if checks in (None, '', 'None'):
+        return None
+    if not isinstance(checks, (list, tuple)) or not all(isinstance(c, dict) for c in checks):
+        raise ValueError("failed_checks must be gpu_validate's list of checks, not %r" % (checks,))
+    return sorted(set(str(c.get('group') or '?') for c in checks if c.get('status') == 'fail'))
 
 
 def cordon_text(events, uncordon):
@@ -131,7 +146,9 @@ def decide(previous, target, verdict, carried, summary='', events=None):
     began its one-step change), ``failed_task``/``failed_action``/``failure`` (where the host
     failed), ``transaction`` (nvidia_driver's restore record where its change failed and was put
     back), ``rebooted`` (the boot id changed; None = unknown) and ``reboot_issued`` (where the
-    reboot module failed: its ``rebooted``, true once the reboot command ran; None = unknown).
+    reboot module failed: its ``rebooted``, true once the reboot command ran; None = unknown) and
+    ``failed_checks`` (gpu_validate's list of checks; None = unknown): a failed validation whose
+    failed checks are all of HARDWARE_GROUPS holds the node on the new driver instead of rolling back.
 
     Returns {'action': 'uncordon'|'rollback'|'restored'|'hold', 'version': str, 'uncordon': bool,
     'restored': bool, 'reason': str}. ``version`` is what the host runs after it ('unknown' where this
@@ -160,6 +177,12 @@ def decide(previous, target, verdict, carried, summary='', events=None):
         'validation did not run after the upgrade to driver %s%s' % (target, said)
     failed += boot
     stays = cordon_text(ev, False)
+    groups = ev['failed_checks']
+    if verdict == 'fail' and groups and all(g in HARDWARE_GROUPS for g in groups):
+        return {'action': 'hold', 'version': target, 'uncordon': False, 'restored': False,
+                'reason': '%s; only the BMC event log check (%s) failed: hardware events a driver does not '
+                          'cause, so driver %s stays (no rollback) and the node is held until someone looks at '
+                          'the hardware: %s' % (failed, ', '.join(groups), target, stays)}
     if not previous:
         return {'action': 'hold', 'version': target, 'uncordon': False, 'restored': False,
                 'reason': '%s; no previous version was recorded before the upgrade (the role had not installed a '

@@ -55,6 +55,8 @@ def test_rolled_back_leaves_other_decisions():
     ({"upgraded": "perhaps"}, "upgraded"),
     ({"rebooted": "maybe"}, "rebooted"),
     ({"reboot_issued": "true\n yes"}, "reboot_issued"),
+    ({"failed_checks": "sel"}, "failed_checks"),
+    ({"failed_checks": ["sel"]}, "failed_checks"),
 ])
 def test_decide_refuses_bad_events(events, word):
     with pytest.raises(ValueError) as info:
