@@ -20,7 +20,9 @@ description:
     hardware plan's decisions with their reasons, and the kernel security updates that
     os_tuning's kernel hold keeps back on driver hosts (C(gpuops_summary.os_tuning)), and
     one line per Python environment of python_stack with what its verification saw - framework
-    versions, CUDA or CPU, the mixed-precision step (C(gpuops_summary.python_stack)).
+    versions, CUDA or CPU, the mixed-precision step (C(gpuops_summary.python_stack)) - and what a
+    power cycle through the BMC did (C(gpuops_summary.bmc_recovery), the rolling driver upgrade's
+    opt-in recovery; the password is never part of it).
   - Before the detail, one line per host - GPUs, driver, plan, changed tasks, pending reboot
     (the collection's reboot request C(gpuops_reboot)), validation verdict, and how many tasks
     the host executed and skipped (what a no-op re-run of a converged fleet costs per host).
@@ -61,6 +63,8 @@ import re
 
 from ansible import context
 from ansible.plugins.callback import CallbackBase
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import summary_lines
 
 PRIVATE_ROLE = "common"
 # Dynamic includes report an ok result of their own; they are not counted as executed tasks.
@@ -335,6 +339,7 @@ class CallbackModule(CallbackBase):
             "plan": None if not plan else ("ok" if plan.get("ok", True) else "conflict"),
             "pending_reboot": pending,
             "validation": validation.get("verdict"),
+            "bmc_recovery": published.get("bmc_recovery") or None,
             "tasks": cls.task_counts(roles, includes),
             "unknown": unknown,
             "predicted": predicted,
@@ -469,76 +474,6 @@ class CallbackModule(CallbackBase):
                 rows.append((role, "not_in_playbook", "not in this playbook (plan: run; %s)" % decision.get("reason")))
         return rows
 
-    @staticmethod
-    def hardware_lines(gpu, plan):
-        """What the probe saw and what the plan decided, a few lines."""
-        lines = []
-        if gpu:
-            gpus = gpu.get("gpus") or []
-            if gpus:
-                models = {}
-                for g in gpus:
-                    key = "%s (%s)" % (g.get("name") or g.get("pci_device_id"), g.get("architecture"))
-                    models[key] = models.get(key, 0) + 1
-                lines.append("GPUs: " + ", ".join("%d x %s" % (n, m) for m, n in models.items())
-                             + "; NVSwitches: %d; NICs: %d" % (gpu.get("nvswitch_count", 0), len(gpu.get("nics") or [])))
-            else:
-                lines.append("GPUs: none (%d NVSwitches)" % gpu.get("nvswitch_count", 0))
-            why = ["%s: %s" % (d.get("depth"), d.get("reason")) for d in gpu.get("depths_tried") or []
-                   if not d.get("answered") and d.get("reason")]
-            lines.append("probe depth: %s%s" % (gpu.get("source"), (" (" + "; ".join(why) + ")") if why else ""))
-            drv = gpu.get("driver") or {}
-            if drv.get("loaded"):
-                version = drv.get("version") or "(version unknown)"
-                lines.append("driver: loaded %s, CUDA %s" % (version, drv.get("cuda_version") or "unknown"))
-            else:
-                lines.append("driver: not loaded")
-            for g in gpus:
-                pcie = g.get("pcie") or {}
-                lines.append("  GPU%s %s NUMA %s PCIe Gen%s x%s (max Gen%s x%s)%s" % (
-                    g.get("index", "?"), g.get("pci_bus_id"), g.get("numa_node"), pcie.get("current_gen"),
-                    pcie.get("current_width"), pcie.get("max_gen"), pcie.get("max_width"),
-                    " DEGRADED" if pcie.get("degraded") else ""))
-            matrix = (gpu.get("topology") or {}).get("matrix") or {}
-            names = sorted((n for n in matrix if n.startswith("GPU")), key=lambda n: int(n[3:]) if n[3:].isdigit() else 0)
-            if names:
-                lines.append("topology:     " + " ".join("%-5s" % n for n in names))
-                for row in names:
-                    lines.append("  %-11s " % row + " ".join("%-5s" % matrix[row].get(col, "") for col in names))
-        if plan:
-            drv = plan.get("driver") or {}
-            parts = []
-            if drv.get("required"):
-                parts.append("driver: %s kernel modules" % (drv.get("kernel_modules") or {}).get("value"))
-            else:
-                parts.append("driver: not needed")
-            for key, label in (("fabric_manager", "Fabric Manager"), ("nvlink_subnet_manager", "NVLink SM")):
-                if (plan.get(key) or {}).get("required"):
-                    parts.append(label)
-            mig = plan.get("mig") or {}
-            if mig.get("capable_gpus"):
-                parts.append("MIG-capable: %d" % len(mig["capable_gpus"]))
-            prof = ((plan.get("dcgm") or {}).get("profiling") or {})
-            parts.append("DCGM profiling: %s" % ("yes" if prof.get("value") else "no"))
-            lines.append("plan: " + "; ".join(parts))
-            for role, decision in sorted((plan.get("adopt") or {}).items()):
-                if isinstance(decision, dict) and decision.get("action") == "leave":
-                    lines.append("left alone (%s): %s" % (role, decision.get("reason")))
-            for w in plan.get("warnings") or []:
-                lines.append("warning: %s" % (w.get("message") if isinstance(w, dict) else w))
-        return lines
-
-    @staticmethod
-    def driver_security_line(published):
-        """The driver security updates the pin or hold keeps back (nvidia_driver's set_stats), and
-        what would take them; '' when none were published."""
-        held = (published or {}).get("security_updates_held_back") or []
-        if not held:
-            return ""
-        return "driver security updates held back: %s; to take them: %s" % (", ".join(
-            "%s %s -> %s" % (u.get("name"), u.get("installed"), u.get("available")) for u in held),
-            (published or {}).get("security_updates_take") or "set nvidia_driver_version and run the rolling upgrade")
-
     @classmethod
     def host_lines(cls, host, summary, roles, published, dry_run=False, made=0, failures=None, not_reached=()):
         """Text lines for one host. ``published`` is what site.yml gave set_stats."""
@@ -547,27 +482,10 @@ class CallbackModule(CallbackBase):
         lines = ["%s: %s" % (host, cls.state_of(summary, dry_run, made, unknown, predicted, not_reached)[1])]
         published = published or {}
         plan = published.get("plan") or {}
-        for line in cls.hardware_lines(published.get("gpu"), plan):
+        for line in summary_lines.hardware_lines(published.get("gpu"), plan):
             lines.append("  " + line)
-        held = (published.get("os_tuning") or {}).get("kernel_security_updates_held_back") or []
-        if held:
-            lines.append("  kernel security updates held back (driver host): " + ", ".join(
-                "%s %s -> %s" % (u.get("name"), u.get("installed"), u.get("candidate")) for u in held))
-        driver_held = cls.driver_security_line(published.get("nvidia_driver"))
-        if driver_held:
-            lines.append("  " + driver_held)
-        for env in published.get("python_stack") or []:
-            if env.get("left_alone"):
-                lines.append("  python env %s: left alone: %s" % (env.get("name"), env["left_alone"].get("reason")))
-                continue
-            ver = env.get("verification") or {}
-            state = "FAILED" if ver.get("ok") is False else ("verified" if ver.get("ok") else "not verified")
-            lines.append("  python env %s (%s, Python %s): %s: %s" % (
-                env.get("name"), env.get("backend"), ver.get("python") or env.get("python"), state,
-                ver.get("summary") or "; ".join(ver.get("problems") or []) or "-"))
-        validation = published.get("validate") or {}
-        if validation:
-            lines.append("  validation: %s" % validation.get("summary"))
+        for line in summary_lines.published_lines(published):
+            lines.append("  " + line)
         for role, dummy, text in cls.role_rows(roles, plan, cls.state_of(summary)[0], failures):
             lines.append("  %-26s %s" % (role, text))
         return lines

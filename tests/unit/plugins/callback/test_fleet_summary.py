@@ -513,3 +513,15 @@ def test_a_host_whose_batch_never_ran_is_not_reached_never_converged(tmp_path):
     assert "roll-b: converged" not in summary
     assert summary.rstrip().splitlines()[-1] == "Failed: roll-a. Not reached (their batch never ran): roll-b. " \
                                                 "See the errors above.", summary
+
+
+def test_the_power_cycle_through_the_bmc_is_one_line_and_in_the_record():
+    report = {"power_cycled": True, "back": False,
+              "message": "the reboot timed out; it did not come back after the power cycle either: timeout"}
+    lines = CallbackModule.host_lines("roll-a", {"failures": 1}, {}, {"bmc_recovery": report})
+    said = [line for line in lines if "BMC" in line]
+    assert said == ["  power cycle through the BMC: " + report["message"]]
+    record = CallbackModule.host_record("roll-a", {"failures": 1}, {}, {"bmc_recovery": report})
+    assert record["bmc_recovery"] == report
+    assert CallbackModule.host_record("h", {}, {}, {})["bmc_recovery"] is None
+    assert not [line for line in CallbackModule.host_lines("h", {}, {}, {}) if "BMC" in line]
