@@ -477,6 +477,12 @@ PENDING = (
 # Tables built from a registered table: (file, name) -> the registered table they are built from (its rows
 # carry the sources): its NAME in the same file, or 'folder/file.py NAME' under module_utils.
 DERIVED = {
+    (_M + 'kubernetes/volcano_tables.py', '_ACTIONS'): 'SCHEDULER_VOCABULARY',
+    (_M + 'kubernetes/volcano_tables.py', '_PLUGINS_1_6'): 'SCHEDULER_VOCABULARY',
+    (_M + 'kubernetes/volcano_tables.py', '_PLUGINS_1_7'): 'SCHEDULER_VOCABULARY',
+    (_M + 'kubernetes/volcano_tables.py', '_PLUGINS_1_9'): 'SCHEDULER_VOCABULARY',
+    (_M + 'kubernetes/volcano_tables.py', '_PLUGINS_1_12'): 'SCHEDULER_VOCABULARY',
+    (_M + 'kubernetes/volcano_tables.py', '_PLUGINS_1_13'): 'SCHEDULER_VOCABULARY',
     (_M + 'cuda/toolkit.py', 'RELEASE_DRIVER'): 'RELEASE_DRIVER_ROWS',
     (_M + 'cuda/toolkit.py', 'RELEASE_DRIVER_TEXT'): 'RELEASE_DRIVER_ROWS',
     (_M + 'cuda/toolkit.py', 'DISTRO_TOOLKIT'): 'DISTRO_TOOLKIT_ROWS',

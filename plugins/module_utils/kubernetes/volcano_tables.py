@@ -11,7 +11,8 @@ Sources of the tables below (checked when the pinned version changes):
   docs/ (the "Kubernetes Compatibility Archive") of https://github.com/volcano-sh/volcano.
   Only exact compatibility (the table's check mark) counts as supported.
 - SCHEDULER_VOCABULARY: the actions registered in pkg/scheduler/actions/factory.go and the
-  plugins registered in pkg/scheduler/plugins/factory.go of the Volcano release (1.13).
+  plugins registered in pkg/scheduler/plugins/factory.go of each Volcano release 1.6 to 1.14 (the
+  minors COMPATIBILITY lists), each read at its vX.Y.0 tag.
 - QUEUE_SCHEMA: config/crd/volcano/bases/scheduling.volcano.sh_queues.yaml (spec fields) and
   the queue admission webhook (weight a positive integer; a parent queue for hierarchy, which
   the capacity plugin honours from Volcano 1.11, "elastic hierarchical queues").
@@ -89,20 +90,33 @@ _APIS = 'volcano-sh/apis v1.13.0:pkg/apis/%s (the apis tag volcano v1.13.0 go.mo
 _WEBHOOK = ('volcano-sh/volcano v1.13.0:pkg/webhooks/admission/jobs/validate/util.go %s: true (allowed for external '
             'use); read at v1.6.0, v1.9.0, v1.10.0, v1.11.0, v1.12.0 and v1.14.0 too: first true at v%s.0')
 
-SCHEDULER_VOCABULARY = {
-    '1.13': {
-        'actions': ('enqueue', 'allocate', 'backfill', 'preempt', 'reclaim', 'shuffle'),
-        'plugins': ('binpack', 'capacity', 'cdp', 'conformance', 'deviceshare', 'drf', 'extender', 'gang',
-                    'network-topology-aware', 'nodegroup', 'nodeorder', 'numa-aware', 'overcommit', 'pdb',
-                    'predicates', 'priority', 'proportion', 'rescheduling', 'resource-strategy-fit',
-                    'resourcequota', 'sla', 'task-topology', 'tdm', 'usage'),
-        'source': (_VC % ('1.13.0', 'pkg/scheduler/actions/factory.go')
-                   + ' (framework.RegisterAction of the six actions; each Name() returns the word) and '
-                   + _VC % ('1.13.0', 'pkg/scheduler/plugins/factory.go')
-                   + ' (RegisterPluginBuilder of 24 plugins; each PluginName, e.g. numaaware "numa-aware")'),
-        'read': READ,
-    },
-}
+# The scheduler's actions (the same six in every release from 1.6 to 1.14) and the plugins each
+# release registers, read per release from its factory.go files (a plugin's word is its package's
+# PluginName, e.g. numaaware "numa-aware"); a release adds plugins, none was removed.
+_ACTIONS = ('enqueue', 'allocate', 'backfill', 'preempt', 'reclaim', 'shuffle')
+_PLUGINS_1_6 = ('binpack', 'conformance', 'drf', 'extender', 'gang', 'nodeorder', 'numa-aware', 'overcommit',
+                'predicates', 'priority', 'proportion', 'rescheduling', 'resourcequota', 'sla', 'task-topology',
+                'tdm', 'usage')
+_PLUGINS_1_7 = _PLUGINS_1_6 + ('cdp',)
+_PLUGINS_1_9 = _PLUGINS_1_7 + ('capacity', 'deviceshare', 'nodegroup', 'pdb')
+_PLUGINS_1_12 = _PLUGINS_1_9 + ('network-topology-aware',)
+_PLUGINS_1_13 = _PLUGINS_1_12 + ('resource-strategy-fit',)
+
+
+def _vocabulary_row(release, plugins):
+    return {'actions': _ACTIONS, 'plugins': tuple(sorted(plugins)),
+            'source': (_VC % (release, 'pkg/scheduler/actions/factory.go')
+                       + ' (framework.RegisterAction of the six actions; each Name() returns the word) and '
+                       + _VC % (release, 'pkg/scheduler/plugins/factory.go')
+                       + ' (RegisterPluginBuilder of %d plugins; each PluginName, e.g. numaaware "numa-aware")'
+                       % len(plugins)),
+            'read': READ}
+
+
+SCHEDULER_VOCABULARY = dict((release.rsplit('.', 1)[0], _vocabulary_row(release, plugins)) for release, plugins in (
+    ('1.6.0', _PLUGINS_1_6), ('1.7.0', _PLUGINS_1_7), ('1.8.0', _PLUGINS_1_7), ('1.9.0', _PLUGINS_1_9),
+    ('1.10.0', _PLUGINS_1_9), ('1.11.0', _PLUGINS_1_9), ('1.12.0', _PLUGINS_1_12), ('1.13.0', _PLUGINS_1_13),
+    ('1.14.0', _PLUGINS_1_13)))
 
 # Queue hierarchy (spec.parent, capacity plugin with enableHierarchy) from this Volcano minor.
 HIERARCHY_ROWS = (

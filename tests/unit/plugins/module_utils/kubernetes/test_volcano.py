@@ -82,8 +82,25 @@ def test_scheduler_conf_is_stable_and_keeps_plugin_options():
 
 
 def test_unknown_version_vocabulary_names_the_variable():
-    with pytest.raises(volcano.VolcanoError, match='volcano_version 1.12.1'):
-        volcano.scheduler_config_errors(['allocate'], [{'plugins': [{'name': 'gang'}]}], '1.12.1')
+    with pytest.raises(volcano.VolcanoError, match='volcano_version 1.15.1'):
+        volcano.scheduler_config_errors(['allocate'], [{'plugins': [{'name': 'gang'}]}], '1.15.1')
+
+
+def test_every_compatible_release_has_its_scheduler_vocabulary():
+    # what the role installs (COMPATIBILITY) is what it can check a scheduler configuration for
+    assert set(volcano.SCHEDULER_VOCABULARY) == set(volcano.COMPATIBILITY)
+
+
+@pytest.mark.parametrize('version, plugin, known', [
+    ('1.8.3', 'capacity', False), ('1.9.0', 'capacity', True), ('1.11.2', 'network-topology-aware', False),
+    ('1.12.4', 'network-topology-aware', True), ('1.12.4', 'resource-strategy-fit', False),
+    ('1.13.0', 'resource-strategy-fit', True), ('1.6.0', 'cdp', False), ('1.7.0', 'cdp', True),
+])
+def test_a_plugin_is_checked_against_the_release_that_runs_it(version, plugin, known):
+    errors = volcano.scheduler_config_errors(['allocate'], [{'plugins': [{'name': plugin}]}], version)
+    assert (not errors) is known, errors
+    if not known:
+        assert any(plugin in e for e in errors), errors
 
 
 @pytest.mark.parametrize('case', CASES['queues'], ids=_ids(CASES['queues']))
