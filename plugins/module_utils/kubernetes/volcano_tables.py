@@ -149,13 +149,17 @@ RESOURCE_PATTERN_ROWS = (
     {'pattern': r'^nvidia\.com/gpu(\.shared)?\Z', 'read': READ,
      'source': _DP + ' api/config/v1/consts.go: ResourceNamePrefix = "nvidia.com", DefaultSharedResourceNameSuffix = '
                      '".shared" (time-slicing or MPS with renameByDefault)'},
-    {'pattern': r'^nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\.me|\.me\.all|\.gfx|-me)?\Z', 'read': READ,
+    {'pattern': r'^nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\.me|\.me\.all|\.gfx|-me)?(\.shared)?\Z', 'read': READ,
      'source': _DP + ' internal/rm/rm.go (mixed strategy): resourceName := strings.ReplaceAll("mig-"+p.String(), '
                      '"+", ".") for profiles with C == G; vendor/github.com/NVIDIA/go-nvlib/pkg/nvlib/device/'
-                     'mig_profile.go String(): "%dg.%dgb" plus "+" attributes me, me.all, gfx or "-" me'},
-    {'pattern': r'^volcano\.sh/vgpu-(number|memory|cores)\Z', 'read': READ,
+                     'mig_profile.go String(): "%dg.%dgb" plus "+" attributes me, me.all, gfx or "-" me; '
+                     'api/config/v1/replicas.go: with timeSlicing renameByDefault a resource (README: MIG ones '
+                     'are time-sliceable, e.g. nvidia.com/mig-1g.5gb) is advertised as DefaultSharedRename(), '
+                     'the name plus ".shared"'},
+    {'pattern': r'^volcano\.sh/vgpu-(number|memory|memory-percentage|cores)\Z', 'read': READ,
      'source': (_VC % ('1.13.0', 'pkg/scheduler/api/devices/config/vgpu.go')
                 + ': VolcanoVGPUNumber = "volcano.sh/vgpu-number", VolcanoVGPUMemory = "volcano.sh/vgpu-memory", '
+                'VolcanoVGPUMemoryPercentage = "volcano.sh/vgpu-memory-percentage", '
                 'VolcanoVGPUCores = "volcano.sh/vgpu-cores"')},
 )
 RESOURCE_PATTERNS = tuple(re.compile(row['pattern']) for row in RESOURCE_PATTERN_ROWS)

@@ -79,6 +79,11 @@ def test_a_policy_word_is_allowed_only_where_that_release_webhook_allows_it(vers
     ("nvidia.com/mig-1g.10gb.me", True), ("nvidia.com/mig-1g.24gb.me.all", True), ("nvidia.com/mig-1g.24gb.gfx", True),
     ("nvidia.com/mig-1g.10gb+me", False), ("hugepages-2Mi", True), ("hugepages-2Mi\n", False),
     ("volcano.sh/vgpu-cores", True), ("cpu", True), ("gpu", False),
+    # api/config/v1/replicas.go: time-slicing with renameByDefault adds ".shared", MIG resources included;
+    # pkg/scheduler/api/devices/config/vgpu.go (Volcano): VolcanoVGPUMemoryPercentage
+    ("nvidia.com/mig-1g.5gb.shared", True), ("nvidia.com/mig-1g.10gb.me.shared", True),
+    ("nvidia.com/mig-1g.5gb.shared\n", False), ("nvidia.com/mig-1g.5gb.shared.shared", False),
+    ("volcano.sh/vgpu-memory-percentage", True), ("volcano.sh/vgpu-percentage", False),
 ])
 def test_resource_names_are_those_kubernetes_and_the_device_plugins_advertise(name, known):
     assert sched.resource_name_ok(name) is known
