@@ -20,24 +20,21 @@ short_description: What the BMC power cycle after a failed reboot did, as one li
 description:
   - The decision of C(gpuops.dlserver.__private.bmc_recovery) and what followed - whether the BMC took
     the request, whether the host answered again, the error - as one line, the password scrubbed from any
-    error text. Used by common's C(tasks/bmc_recover.yml).
-positional: _input, powered, back, error, secret
+    error text. Used by common's C(tasks/bmc_recover.yml), which registers its two steps (they may fail
+    without failing the host) and passes their results here.
+positional: _input, power, wait, secret
 options:
   _input:
     description: The decision.
     type: dict
     required: true
-  powered:
-    description: The BMC took the power-cycle request.
-    type: bool
+  power:
+    description: The registered result of the power cycle (M(community.general.ipmi_power)); skipped or empty - it did not run.
+    type: dict
     required: true
-  back:
-    description: The host answered again after it.
-    type: bool
-    required: true
-  error:
-    description: What failed (the BMC's answer or the wait), empty when nothing did.
-    type: str
+  wait:
+    description: The registered result of the wait for the host (M(ansible.builtin.wait_for_connection)); skipped or empty - it did not run.
+    type: dict
     required: true
   secret:
     description: Text to scrub from the error (the BMC password).
@@ -48,7 +45,7 @@ options:
 EXAMPLES = r"""
 - name: Say what the BMC recovery did
   ansible.builtin.debug:
-    msg: "{{ (bmc_decision | gpuops.dlserver.__private.bmc_recovery_report(true, true, '')).message }}"
+    msg: "{{ (bmc_decision | gpuops.dlserver.__private.bmc_recovery_report(bmc_power, bmc_wait, bmc_password)).message }}"
 """
 
 RETURN = r"""
@@ -59,14 +56,18 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc.recovery import report
+from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc.recovery import outcome, report
 
 
-def bmc_recovery_report(decision, powered, back, error, secret=''):
+def bmc_recovery_report(decision, power, wait, secret=''):
     if not isinstance(decision, dict):
         raise AnsibleFilterError('gpuops.dlserver.__private.bmc_recovery_report: the decision must be a dict, got %s'
                                  % type(decision).__name__)
-    return report(decision, powered is True, back is True, error, secret)
+    try:
+        powered, back, error = outcome(power, wait)
+    except ValueError as exc:
+        raise AnsibleFilterError('gpuops.dlserver.__private.bmc_recovery_report: %s' % exc)
+    return report(decision, powered, back, error, secret)
 
 
 class FilterModule(object):

@@ -3,9 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Whether a host that did not come back from the collection's reboot is power-cycled through its BMC, and what is said.
 
-Where the collection's reboot (the handler ``gpuops reboot``) failed, the play's rescue includes
-roles/common/tasks/bmc_recover.yml (Ansible runs no rescue inside a handler's tasks, so the recovery
-sits where the failure is caught: playbooks/rolling_driver_upgrade.yml); there ``decide`` says whether the host is power-cycled through its
+Where the collection's reboot (the handler ``gpuops reboot``) failed, roles/common/tasks/bmc_recover.yml
+runs: from the next handler of ``gpuops reboot`` (playbooks/site.yml and every role run on its own:
+with gpuops_bmc_recovery the reboot's failure is kept, not fatal, and the host fails after the
+recovery unless it came back), or from the rescue of playbooks/rolling_driver_upgrade.yml, which
+holds the host either way. The file has no rescue of its own (Ansible runs none inside a handler's
+tasks): each step that may fail is registered and judged by ``outcome``. ``decide`` says whether the host is power-cycled through its
 BMC (community.general.ipmi_power, ``state: boot``), once, and waited for again, or left as it is,
 and why; ``report`` says what came of it. Never on a host the play did not take down (the reboot
 module's ``rebooted`` is true once its reboot command ran), never twice in a run, never on a
@@ -57,6 +60,31 @@ def decide(state):
             'reason': '%s was rebooted by this play and did not come back within %s s (%s): power-cycling it once '
                       'through its BMC at %s' % (host, '?' if timeout is None else timeout, failure,
                                                  inputs.get('bmc_address'))}
+
+
+def _result(name, value):
+    """A registered task result as a dict (None: the step did not run); ValueError naming ``name`` for anything else."""
+    if value in (None, ''):
+        return None
+    if not isinstance(value, dict):
+        raise ValueError('%s must be the registered result of its task, not %r' % (name, value))
+    return None if value.get('skipped') else value
+
+
+def outcome(power, wait):
+    """``(powered, back, error)`` from the registered results of the power cycle (``power``,
+    community.general.ipmi_power) and of the wait for the host (``wait``, wait_for_connection):
+    a step counts only where it ran and did not fail; ``error`` is the message of the first that
+    failed ('' when none did)."""
+    power, wait = _result('power', power), _result('wait', wait)
+    powered = power is not None and not power.get('failed')
+    back = powered and wait is not None and not wait.get('failed')
+    error = ''
+    for step in (power, wait):
+        if step is not None and step.get('failed'):
+            error = str(step.get('msg') or 'no message')
+            break
+    return powered, back, error
 
 
 def report(decision, powered, back, error, secret=None):

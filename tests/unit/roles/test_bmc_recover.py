@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -72,11 +73,39 @@ def test_the_recovery_decides_power_cycles_once_from_the_controller_waits_and_re
     assert "run_once" not in power[0] and "loop" not in power[0]
     waits = [t for t in _walk(cycle[0]["block"]) if "ansible.builtin.wait_for_connection" in t]
     assert waits and waits[0]["ansible.builtin.wait_for_connection"]["timeout"] == "{{ gpuops_reboot.timeout }}"
-    assert cycle[0]["rescue"], "a BMC that refuses is caught and reported, not a traceback"
+    # no rescue (Ansible runs none inside a handler's tasks, and this file runs from one): a BMC that
+    # refuses, or a host that stays down, is registered and reported, not a traceback and not fatal here
+    assert not cycle[0].get("rescue")
+    assert power[0]["register"] == "__common_bmc_power" and power[0]["ignore_errors"] is True
+    assert waits[0]["register"] == "__common_bmc_wait" and waits[0]["ignore_errors"] is True
+    assert waits[0]["when"] == "__common_bmc_power is succeeded"
     report = [t for t in every if "__common_bmc_report" in (t.get("ansible.builtin.set_fact") or {})]
-    assert "__common_bmc_inputs.inputs.gpuops_bmc_password" in report[0]["ansible.builtin.set_fact"]["__common_bmc_report"]
+    said = report[0]["ansible.builtin.set_fact"]["__common_bmc_report"]
+    for part in ("__common_bmc_power", "__common_bmc_wait", "__common_bmc_inputs.inputs.gpuops_bmc_password"):
+        assert part in said
     for task in every:
-        assert "ignore_errors" not in task and task.get("failed_when") is not False
+        if task not in (power[0], waits[0]):
+            assert "ignore_errors" not in task and task.get("failed_when") is not False
+
+
+def test_the_reboot_handler_recovers_then_fails_a_host_that_stayed_down():
+    handlers = _load("roles", "common", "handlers", "main.yml")
+    names = [h["name"] for h in handlers]
+    reboot = [h for h in handlers if "ansible.builtin.reboot" in h][0]
+    assert reboot["register"] == "__common_reboot_result"
+    # only with the opt-in, and not where the rolling upgrade's own rescue recovers
+    assert reboot["ignore_errors"] == ("{{ (__common.gpuops_bmc_recovery | default(false)) and "
+                                       "(__common_bmc_recover_in_handler | default(true)) }}")
+    recover = [h for h in handlers if "ansible.builtin.include_tasks" in h][0]
+    assert recover["ansible.builtin.include_tasks"] == "{{ role_path }}/tasks/bmc_recover.yml"
+    assert recover["when"] == "__common_reboot_result is failed"
+    assert recover["vars"]["__common_bmc_failed"]["rebooted"] == "{{ __common_reboot_result.rebooted | default(none) }}"
+    fail = [h for h in handlers if "ansible.builtin.fail" in h][0]
+    assert fail["when"] == "__common_reboot_result is failed and not (__common_bmc_report.back | default(false))"
+    assert names.index(reboot["name"]) < names.index(recover["name"]) < names.index(fail["name"])
+    assert all(h.get("listen") == "gpuops reboot" for h in handlers)
+    plays = _load("playbooks", "rolling_driver_upgrade.yml")
+    assert plays[1]["vars"]["__common_bmc_recover_in_handler"] is False
 
 
 def test_the_rolling_upgrade_recovers_in_the_rescue_of_its_reboot():
@@ -97,8 +126,22 @@ def test_the_rolling_upgrade_recovers_in_the_rescue_of_its_reboot():
     assert names.index("Add what the recovery through the BMC did to the failure") > names.index(include[0]["name"])
 
 
-def _run(tmp_path, rebooted, msg, password=PASSWORD, address="127.0.0.1"):
-    (tmp_path / "pb.yml").write_text(PLAY.format(rebooted=rebooted, msg=msg))
+HANDLER_PLAY = """- hosts: localhost
+  gather_facts: false
+  vars:
+    __common: {{gpuops_bmc_recovery: {recovery}, gpuops_reboot_throttle: 0}}
+    __common_role: test_role
+    __common_reboot: {{needed: true, action: reboot, reason: "a test asked", timeout: 60}}
+    __common_reboot_marker: "{{{{ playbook_dir }}}}/reboot-required"
+  tasks:
+    - ansible.builtin.import_role: {{name: gpuops.dlserver.common, tasks_from: reboot.yml}}
+    - ansible.builtin.meta: flush_handlers
+    - ansible.builtin.debug: {{msg: "AFTER THE HANDLERS"}}
+"""
+
+
+def _run(tmp_path, rebooted, msg, password=PASSWORD, address="127.0.0.1", play=None):
+    (tmp_path / "pb.yml").write_text(play or PLAY.format(rebooted=rebooted, msg=msg))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
                ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_NOCOLOR="1")
     argv = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", "-v",
@@ -115,7 +158,7 @@ def test_a_failure_the_play_did_not_issue_is_not_power_cycled(tmp_path):
     assert ("localhost: not power-cycled through its BMC: the reboot command did not run (Running reboot with local "
             "connection would reboot the control node.), so this play did not take the host down") in out, out
     assert '"power_cycled": false' in out and "ATTEMPTS 0" in out
-    assert "TASK [gpuops.dlserver.common : Power-cycle the host through its BMC (from the controller)]" in out
+    assert "TASK [gpuops.dlserver.common : Power-cycle the host through its BMC (from the controller; a refusal is reported below)]" in out
     assert "skipping: [localhost]" in out
     assert PASSWORD not in out
 
@@ -135,3 +178,22 @@ def test_a_bad_password_is_refused_and_never_shown(tmp_path):
     rc, out = _run(tmp_path, "true", "Timed out waiting for last boot time check (timeout=600)", password=bad)
     assert rc != 0
     assert bad not in out
+
+
+@pytest.mark.parametrize("recovery", [True, False])
+def test_a_reboot_that_fails_in_the_handler_is_reported_and_fails_the_host(tmp_path, recovery):
+    # the reboot module refuses the local connection (its command never runs): with the opt-in the
+    # handler's recovery runs, decides no power cycle (the play did not take the host down), says why
+    # and fails the host; without it the reboot's own failure ends the host as before
+    play = HANDLER_PLAY.format(recovery="true" if recovery else "false")
+    rc, out = _run(tmp_path, None, None, play=play)
+    assert rc != 0, out
+    assert "AFTER THE HANDLERS" not in out
+    assert "would reboot the control node" in out, out
+    if recovery:
+        assert ("the collection's reboot failed: localhost: not power-cycled through its BMC: the reboot command did "
+                "not run") in out, out
+        assert "...ignoring" in out
+    else:
+        assert "not power-cycled through its BMC" not in out and "...ignoring" not in out, out
+    assert PASSWORD not in out

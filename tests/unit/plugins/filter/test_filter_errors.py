@@ -33,7 +33,7 @@ FILTERS = _filters()
 # filter name -> (args, a word the message must hold)
 BAD = {
     "bmc_recovery": (("rebooted\n",), "must be a dict"),
-    "bmc_recovery_report": (("cycle\n", True, True, ""), "must be a dict"),
+    "bmc_recovery_report": (("cycle\n", None, None), "must be a dict"),
     "cuda_repository": (({"gpuops_cuda_repo_base_url": "http://x/\nSigned-By: /tmp/k"},
                          {"distribution": "Debian", "distribution_major_version": "12", "architecture": "x86_64"}),
                         "gpuops_cuda_repo"),

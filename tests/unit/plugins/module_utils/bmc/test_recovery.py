@@ -67,3 +67,30 @@ def test_only_a_timeout_after_the_reboot_command_is_mended():
     for issued in (False, None, "true", 1):
         assert recovery.decide(dict(base, reboot_issued=issued, failure="Timed out waiting"))["action"] == "none"
     assert recovery.decide(dict(base, enabled="true", reboot_issued=True, failure="Timed out"))["action"] == "none"
+
+
+SKIPPED = {"changed": False, "skipped": True, "skip_reason": "Conditional result was False"}
+
+
+@pytest.mark.parametrize("power, wait, expected", [
+    # the decision was not to power-cycle: both steps skipped
+    (SKIPPED, SKIPPED, (False, False, "")),
+    (None, None, (False, False, "")),
+    # the BMC refused (ignore_errors kept the host going): the wait was skipped
+    ({"failed": True, "msg": "Unable to establish IPMI v2 / RMCP+ session"}, SKIPPED,
+     (False, False, "Unable to establish IPMI v2 / RMCP+ session")),
+    # the BMC took it, the host did not answer again
+    ({"changed": True, "powerstate": "on"}, {"failed": True, "msg": "timed out waiting for connection"},
+     (True, False, "timed out waiting for connection")),
+    ({"changed": True, "powerstate": "on"}, {"changed": False, "elapsed": 42}, (True, True, "")),
+    # a failed result without a message still says something
+    ({"failed": True}, SKIPPED, (False, False, "no message")),
+])
+def test_the_outcome_is_read_from_the_registered_steps(power, wait, expected):
+    assert recovery.outcome(power, wait) == expected
+
+
+@pytest.mark.parametrize("power, wait", [("ok", None), (None, ["failed"]), (True, None)])
+def test_a_result_that_is_not_a_registered_result_is_refused(power, wait):
+    with pytest.raises(ValueError, match="registered result"):
+        recovery.outcome(power, wait)
