@@ -55,7 +55,7 @@ BAD = [
     ({"volcano_queues": [{"name": "a", "weight": -3}, {"name": "b", "capability": {"nvidia.com/gpus": 2}}]},
      ["volcano_queues[0].weight", "volcano_queues[1].capability: unknown resource name 'nvidia.com/gpus'"]),
     ({"volcano_node_label_prefix": "nvidia.com/"}, ["volcano_node_label_prefix"]),
-    ({"volcano_version": "1.12.0"}, ["volcano_version 1.12.0"]),
+    ({"volcano_version": "1.15.0"}, ["volcano_version 1.15.0"]),
     ({"volcano_install_method": "manifest", "volcano_manifest_src": "https://example.invalid/volcano.yaml"},
      ["volcano_manifest_checksum"]),
 ]
