@@ -204,11 +204,10 @@ def feed_check(fio_found, loaders, result, need):
             _figure(best), _figure(wanted), best_source, need['reason'], hint)
         status = 'pass'
     else:
+        why = _bottleneck(best, random[0] if random else None, (result or {}).get('mean_image_bytes'),
+                          (result or {}).get('workers') or 0)
         reason = 'feeds %s of the %s images/s the GPUs need: %s (%s, %s)%s' % (
-            _figure(best), _figure(wanted), _bottleneck(best, random[0] if random else None,
-                                                         (result or {}).get('mean_image_bytes'),
-                                                         (result or {}).get('workers') or 0),
-            best_source, need['reason'], hint)
+            _figure(best), _figure(wanted), why, best_source, need['reason'], hint)
         status = 'warn'
     entry = check('data_feed', status, '%s images/s' % best, '>= %s images/s' % wanted, reason, 'host')
     entry.update({'measured': best, 'peak': wanted, 'fraction': share, 'threshold': 1.0, 'unit': 'images/s'})

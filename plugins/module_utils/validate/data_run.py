@@ -64,8 +64,9 @@ def run(p, gpus, env, fio_bin):
                 parsed = {'error': 'fio exited %d: %s' % (rc, (err or '').strip()[-300:])}
             elif parsed.get('error') and err:
                 parsed['error'] += ': ' + err.strip()[-300:]
-            os.remove(os.path.join(sample, data_path.SAMPLE_FILE)) if os.path.exists(
-                os.path.join(sample, data_path.SAMPLE_FILE)) else None
+            fio_file = os.path.join(sample, data_path.SAMPLE_FILE)
+            if os.path.exists(fio_file):  # room for the JPEGs
+                os.remove(fio_file)
         else:
             parsed = {'skip': 'not measured: fio is not installed (gpu_validate_fio_install)'}
         if p.get('python') and os.access(p['python'], os.X_OK):

@@ -75,8 +75,8 @@ def _data_cell(data):
         value = data.get(key)
         figures.append('<li data-figure="%s">%s: %s</li>' % (
             _e(key), _e(label), _e('%s %s' % (value, unit)) if value is not None else 'unknown'))
-    loads = [(label, data.get(key)) for key, label in (('loose_images_per_s', 'loose'), ('lmdb_images_per_s', 'LMDB'),
-                                                        ('dali_images_per_s', 'DALI')) if data.get(key)]
+    sources = (('loose_images_per_s', 'loose'), ('lmdb_images_per_s', 'LMDB'), ('dali_images_per_s', 'DALI'))
+    loads = [(label, data.get(key)) for key, label in sources if data.get(key)]
     demand = data.get('demand_images_per_s')
     reference = demand or max([value for dummy, value in loads] or [0])
     bars = ''.join(_load_bar(label, value, reference, 'of the GPUs\' need' if demand else 'of the best source')
