@@ -54,18 +54,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.report import fleet_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.report_html import from_hostvars
 
 
 def validate_html_report(hosts, hostvars, generated=''):
-    if isinstance(hosts, (str, bytes, dict)) or not hasattr(hosts, '__iter__'):
-        raise AnsibleFilterError('gpuops.dlserver.__private.validate_html_report: the hosts must be a list of inventory '
-                                 'names, got %s' % type(hosts).__name__)
-    if not hasattr(hostvars, 'get'):
-        raise AnsibleFilterError('gpuops.dlserver.__private.validate_html_report: hostvars must be a mapping, got %s'
-                                 % type(hostvars).__name__)
     try:
-        return from_hostvars(list(hosts), hostvars, str(generated or ''))
+        hosts = fleet_inputs(hosts, hostvars)
+        return from_hostvars(hosts, hostvars, str(generated or ''))
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise AnsibleFilterError('gpuops.dlserver.__private.validate_html_report: %s' % exc)
 

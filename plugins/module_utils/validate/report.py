@@ -128,6 +128,16 @@ def peers(hosts, hostvars):
     return out
 
 
+def fleet_inputs(hosts, hostvars):
+    """The hosts as a list, or ValueError where they are not a list of names or hostvars is not a
+    mapping (the fleet filters' argument check)."""
+    if isinstance(hosts, (str, bytes, dict)) or not hasattr(hosts, '__iter__'):
+        raise ValueError('the hosts must be a list of inventory names, got %s' % type(hosts).__name__)
+    if not hasattr(hostvars, 'get'):
+        raise ValueError('hostvars must be a mapping, got %s' % type(hostvars).__name__)
+    return list(hosts)
+
+
 def fleet_table(hosts, hostvars):
     """Lines of the fleet table: node, verdict, device, worst check, measured/peak, and the data path
     where a node measured it (a node that did not validate says so)."""
