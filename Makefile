@@ -50,8 +50,21 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 help:
 	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
 
-## setup: virtualenv with pinned requirements, and the collection linked where ansible looks
-setup: $(VENV)/.stamp $(LINK)
+## setup: virtualenv with pinned requirements, and the collection linked where ansible looks; the
+## Debian packages the unit tests use (TEST_DEBS: chromium opens gpu_validate's HTML report headless,
+## fio is the data check's reader), installed where missing (as root; else the tests that need them skip)
+TEST_DEBS ?= chromium fio
+setup: $(VENV)/.stamp $(LINK) test-debs
+
+.PHONY: test-debs
+test-debs:
+	@missing=""; for deb in $(TEST_DEBS); do command -v $$deb >/dev/null 2>&1 || missing="$$missing $$deb"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "setup: installing Debian's$$missing (the unit tests' browser and fio)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "setup: Debian's$$missing missing and not root: the tests that need them skip" >&2; fi; \
+	fi
 
 $(VENV)/.stamp: requirements/controller.txt requirements/test.txt requirements/constraints.txt
 	@if ! $(PYTHON) -c 'import ensurepip, venv' 2>/dev/null; then \

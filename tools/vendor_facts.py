@@ -676,6 +676,9 @@ NOT_VENDOR = dict(
         ('validate/measure.py', ('RESNET50_STAGES',), 'the ResNet-50 network layout (He et al. 2015, stages of 3, 4, 6 and '
          '3 blocks) the measurement builds, no vendor fact'),
         ('validate/node.py', ('_EXTRA_ENV',), _OWN),
+        ('validate/data_path.py', ('FIO_JOBS',), 'the fio jobs the data check runs (block sizes the collection chose: '
+         '1 MiB sequential, 128 KiB random - about one JPEG of ImageNet), no vendor fact'),
+        ('validate/report_html.py', ('ORDER', 'COLOURS'), _OWN),
         ('bmc/recovery.py', ('TIMED_OUT',), _WORDS), ('bmc/sel.py', ('ADVICE',), _POLICY),
         ('bmc/sel.py', ('CATEGORY',), _OWN), ('bmc/sel.py', ('BMC_DEVICES',), _PATHS),
         ('core/value_kinds.py', ('NOTICES',), _OWN), ('core/value_numbers.py', ('_CLOCK_WHAT',), _OWN),

@@ -41,6 +41,11 @@ description:
     and processor IERR, thermal trip or uncorrectable machine checks fail the node; correctable errors, power
     supply and cooling events and a full SEL warn with counts. Without a BMC device or either tool the check
     says that it is unknown (no BMC access; status skip, never pass). C(plugins/module_utils/bmc/sel.py).
+  - C(data) measures the data path in a sample directory under O(dataset_path) (else C(/var/tmp)), written and
+    removed - sequential and random read MB/s with C(fio), images/s of a PyTorch DataLoader decoding JPEGs from
+    loose files and from one LMDB pack (Pillow and lmdb in O(python)'s environment), DALI's GPU decoding where a GPU
+    and DALI are present - and compares the best with what the GPUs consume (O(data_images_per_gpu), else the
+    published ResNet-50 training rate x GPUs). C(plugins/module_utils/validate/data_path.py).
   - In check mode only health, balance and sel run and nothing is written.
 author:
   - gpuops.dlserver contributors (@gpuops)
@@ -67,7 +72,7 @@ options:
     description: Which groups of checks run.
     type: list
     elements: str
-    choices: [health, balance, performance, cross_node, dcgm_diag, sel]
+    choices: [health, balance, performance, cross_node, dcgm_diag, sel, data]
     default: [health, balance, performance]
   host_name:
     description: The node's name in reports.
@@ -182,6 +187,26 @@ options:
   env_file:
     description: A KEY=VALUE file (python_stack's NCCL environment) whose variables the measurements get; ignored when absent.
     type: path
+  data_workers:
+    description: DataLoader workers of the C(data) group; 0 - the node's CPU count.
+    type: int
+    default: 0
+  data_images:
+    description: JPEGs the C(data) group writes, loads and removes (loose files and one LMDB pack).
+    type: int
+    default: 512
+  data_sample_mib:
+    description: Size of the file fio reads in the C(data) group (MiB), written and removed.
+    type: int
+    default: 256
+  data_seconds:
+    description: Seconds each fio job of the C(data) group may read (sequential, random).
+    type: int
+    default: 10
+  data_images_per_gpu:
+    description: Images/s one GPU consumes; 0 - NVIDIA's published one-GPU ResNet-50 training figure of the model.
+    type: int
+    default: 0
   input_names:
     description: How error messages name O(thresholds), O(thresholds_by_model) and O(balance_thresholds) (a role passes its variable names).
     type: dict
@@ -214,7 +239,7 @@ def main():
         gpu_facts=dict(type='dict', required=True),
         plan=dict(type='dict', default={}),
         groups=dict(type='list', elements='str', default=['health', 'balance', 'performance'],
-                    choices=['health', 'balance', 'performance', 'cross_node', 'dcgm_diag', 'sel']),
+                    choices=['health', 'balance', 'performance', 'cross_node', 'dcgm_diag', 'sel', 'data']),
         host_name=dict(type='str', required=True),
         sysfs_root=dict(type='path', default='/sys'),
         nvml_path=dict(type='list', elements='path', default=['/opt/gpuops/nvml']),
@@ -243,6 +268,11 @@ def main():
         ib_seconds=dict(type='int', default=5),
         env_file=dict(type='path'),
         input_names=dict(type='dict', default={}),
+        data_workers=dict(type='int', default=0),
+        data_images=dict(type='int', default=512),
+        data_sample_mib=dict(type='int', default=256),
+        data_seconds=dict(type='int', default=10),
+        data_images_per_gpu=dict(type='int', default=0),
     ), supports_check_mode=True)
     changed, record = node.validate(module)
     module.exit_json(changed=changed, validation=record)

@@ -4,7 +4,7 @@
     python3 tests/doubles/build_wheel_mirror.py [--mirror-dir DIR] [--wheel-dir DIR] [REQUIREMENT ...]
 
 Not a double: the wheels are the real ones, fetched with ``pip download`` on the controller
-(the CPU build of torch that lies on these machines, numpy, lmdb, uv, ... from the package
+(the CPU build of torch that lies on these machines, numpy, lmdb, pillow, uv, ... from the package
 index the controller uses), so that lab nodes install them without reaching the internet -
 the same thing an air-gapped site does on a connected host. Layout in the mirror:
 
@@ -34,7 +34,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 # The module_utils loaded below import each other as the collection (make setup links it here).
 sys.path.insert(0, os.path.join(REPO, '.cache', 'collections'))
 # What the python_stack scenarios and the bench install (cp311: Debian 12 nodes).
-DEFAULT_REQUIREMENTS = ['torch==2.13.0', 'numpy', 'lmdb', 'tqdm', 'pip', 'uv==0.13.9']
+DEFAULT_REQUIREMENTS = ['torch==2.13.0', 'numpy', 'lmdb', 'pillow', 'tqdm', 'pip', 'uv==0.13.9']
 PYTORCH_PROJECTS = ('torch',)
 
 

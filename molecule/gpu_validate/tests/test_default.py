@@ -2,6 +2,7 @@
 the report and the textfile metrics, after converge and an idempotence run that changed nothing."""
 
 import json
+import re
 import time
 
 import pytest
@@ -134,3 +135,35 @@ def test_lab_prometheus_scrapes_the_verdicts_and_alerts_on_the_failing_node(host
     rule = [r for g in _prometheus(host, "/api/v1/rules")["groups"] for r in g["rules"]
             if r["name"] == "GPUValidationFailed"]
     assert rule and rule[0]["duration"] == 300, rule
+
+
+def test_data_path_figures(host, record):
+    data = [c for c in record["checks"] if c["group"] == "data"]
+    by = dict(("%s/%s" % (c["check"], c["subject"]), c) for c in data)
+    for key in ("data_read/sequential", "data_read/random", "data_loader/loose", "data_loader/lmdb"):
+        assert by[key]["status"] == "pass" and by[key]["measured"] > 0, by[key]
+    assert by["data_loader/dali"]["status"] == "skip" and "not measured: no GPU/DALI" in by["data_loader/dali"]["reason"]
+    assert record["data"]["loose_images_per_s"] > 0 and record["data"]["lmdb_images_per_s"] > 0
+    assert record["data"]["sequential_read_mbps"] > 0 and record["data"]["random_read_mbps"] > 0
+    feed = by["data_feed/host"]
+    if host.backend.get_hostname() == "val-cpu":
+        assert feed["status"] == "skip" and "no GPU demand to compare" in feed["reason"], feed
+    else:
+        assert feed["status"] == "warn" and "of the 4,000 images/s the GPUs need: " in feed["reason"], feed
+        assert "CPU-bound at " in feed["reason"] or "I/O-bound" in feed["reason"], feed
+    prom = host.file(PROM).content_string
+    assert 'gpuops_validate_data_read_megabytes_per_second{pattern="random"}' in prom
+    assert 'gpuops_validate_data_images_per_second{source="lmdb"}' in prom
+    # the sample was removed; fio came from Debian
+    assert not host.run("ls -a /opt | grep -F .gpuops-data-").stdout.strip()
+    assert host.package("fio").is_installed
+
+
+def test_html_report_written_on_the_controller(host):
+    import os
+    path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "validate-report.html")
+    with open(path) as handle:
+        page = handle.read()
+    nodes = re.findall(r'<tr class="node" data-node="([^"]+)" data-verdict="([^"]+)"', page)
+    assert nodes == [("val-a100", "fail"), ("val-cpu", "pass")] or nodes == [("val-a100", "fail"), ("val-cpu", "warn")]
+    assert 'data-figure="lmdb_images_per_s">LMDB: ' in page and "<script" not in page

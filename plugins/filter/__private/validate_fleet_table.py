@@ -45,18 +45,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.report import fleet_table
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.report import fleet_inputs, fleet_table
 
 
 def validate_fleet_table(hosts, hostvars):
-    if isinstance(hosts, (str, bytes, dict)) or not hasattr(hosts, '__iter__'):
-        raise AnsibleFilterError('gpuops.dlserver.__private.validate_fleet_table: the hosts must be a list of inventory names, '
-                                 'got %s' % type(hosts).__name__)
-    if not hasattr(hostvars, 'get'):
-        raise AnsibleFilterError('gpuops.dlserver.__private.validate_fleet_table: hostvars must be a mapping, got %s'
-                                 % type(hostvars).__name__)
     try:
-        return fleet_table(list(hosts), hostvars)
+        hosts = fleet_inputs(hosts, hostvars)
+        return fleet_table(hosts, hostvars)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise AnsibleFilterError('gpuops.dlserver.__private.validate_fleet_table: %s' % exc)
 

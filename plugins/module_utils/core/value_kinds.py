@@ -125,6 +125,11 @@ VARIABLES = {
     'gpu_validate_dcgm_diag_timeout': ('int', {'unit': 'seconds'}),
     'gpu_validate_timeout': ('int', {'unit': 'seconds'}),
     'gpu_validate_refresh_days': ('int', {'unit': 'days'}),
+    'gpu_validate_data_workers': ('int', {'unit': 'DataLoader workers (0: the node\'s CPU count)'}),
+    'gpu_validate_data_images': ('int', {'unit': 'sample JPEGs'}),
+    'gpu_validate_data_sample_mib': ('int', {'unit': 'MiB'}),
+    'gpu_validate_data_seconds': ('int', {'unit': 'seconds'}),
+    'gpu_validate_data_images_per_gpu': ('int', {'unit': 'images/s per GPU (0: the published rate)'}),
     # node_exporter
     'node_exporter_cache_dir': ('dir', {'tilde': True}),
     'node_exporter_install_dir': ('prefix', {}),
@@ -192,6 +197,7 @@ VARIABLES = {
     'gpuops_rolling_resume_tasks': ('controller_file', {'empty': 'no resume tasks'}),
     'gpuops_rolling_drain_options': ('int', {'key': 'wait_timeout', 'low': 1, 'high': 86400, 'unit': 'seconds'}),
     'gpuops_report_path': ('controller_file', {'empty': 'no report file'}),
+    'gpuops_validate_report_path': ('controller_file', {'empty': 'no HTML report'}),
 }
 for _name, (_low, _high) in VALIDATE_BOUNDS.items():
     if VARIABLES.get('gpu_validate_' + _name, ('', {}))[0] == 'int':
@@ -200,7 +206,7 @@ for _name, (_low, _high) in VALIDATE_BOUNDS.items():
 # The playbooks' variables: no role declares them; host_plan reads them from the play.
 PLAYBOOK_VARIABLES = ('gpuops_serial', 'gpuops_max_fail_percentage', 'gpuops_rolling_serial',
                       'gpuops_rolling_kubeconfig', 'gpuops_rolling_drain_tasks', 'gpuops_rolling_resume_tasks',
-                      'gpuops_rolling_drain_options', 'gpuops_report_path')
+                      'gpuops_rolling_drain_options', 'gpuops_report_path', 'gpuops_validate_report_path')
 
 # Variables whose name or type says path, number or environment but that are not of these classes.
 NOT_THIS_CLASS = {

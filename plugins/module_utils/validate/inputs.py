@@ -37,6 +37,11 @@ BOUNDS = {
     'dcgm_diag_timeout': (10, 3600),
     'ib_port': (1, 65535),
     'ib_seconds': (1, 60),
+    'data_workers': (0, 1024),
+    'data_images': (16, 100000),
+    'data_sample_mib': (1, 65536),
+    'data_seconds': (1, 600),
+    'data_images_per_gpu': (0, 1000000),
 }
 # Paths the role writes (record_dir, textfile_dir) or reads (env_file, env_prefix, python,
 # dataset_path); those that may be empty mean "the default" or "not checked" then.

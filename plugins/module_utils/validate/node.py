@@ -19,7 +19,7 @@ import time
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import sel as bmc_sel
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import balance as balance_checks
-from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import dcgm_diag, ib_perf
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import data_path, data_run, dcgm_diag, ib_perf
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import health as health_checks
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import measure, observe, perf, report, runner
@@ -315,6 +315,10 @@ def validate(module):
                 'no GPU, and allow_cpu is false: not measured'), group='performance'))
         else:
             checks += [dict(c, group='performance') for c in _local(p, gpus, device, merged)]
+    if 'data' in groups:
+        found = [health_checks.check('data_feed', 'skip', None, None, 'check mode: not measured')] \
+            if module.check_mode else data_run.run(p, gpus, runner.environment(_EXTRA_ENV), module.get_bin_path('fio'))
+        checks += [dict(c, group='data') for c in found]
     record_path = os.path.join(p['record_dir'], 'validate.json')
     old_record = _read_record(record_path)
     sel_position = None
@@ -332,6 +336,8 @@ def validate(module):
         write, why = False, 'check mode: ' + why
     record = {'host': p['host_name'], 'verdict': name, 'worst': worst, 'device': device, 'key': key,
               'timestamp': now, 'summary': report.summary_line(name, worst, device), 'checks': checks}
+    if 'data' in groups:
+        record['data'] = data_path.record([c for c in checks if c.get('group') == 'data'])
     kept = sel_position or (old_record.get('sel') if isinstance(old_record, dict) else None)
     if kept:
         record['sel'] = kept

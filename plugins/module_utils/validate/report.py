@@ -16,6 +16,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.data_path import textfile_lines
+
 RANK = {'fail': 3, 'warn': 2, 'pass': 1, 'skip': 0}
 _LABEL_RE = re.compile(r'[A-Za-z0-9_.:\-/ ]{0,120}')
 ADDRESS_RE = re.compile(r'[A-Za-z0-9_.:\-\[\]%]{1,253}')
@@ -86,6 +88,7 @@ def textfile(checks, verdict_name, timestamp, device):
         if c.get('fraction') is not None:
             lines.append('gpuops_validate_fraction_of_peak{group="%s",check="%s",subject="%s"} %s' % (
                 _escape(c.get('group')), _escape(c['check']), _escape(c['subject']), c['fraction']))
+    lines += textfile_lines([c for c in checks if c.get('group') == 'data'], _escape)
     return '\n'.join(lines) + '\n'
 
 
@@ -125,14 +128,25 @@ def peers(hosts, hostvars):
     return out
 
 
+def fleet_inputs(hosts, hostvars):
+    """The hosts as a list, or ValueError where they are not a list of names or hostvars is not a
+    mapping (the fleet filters' argument check)."""
+    if isinstance(hosts, (str, bytes, dict)) or not hasattr(hosts, '__iter__'):
+        raise ValueError('the hosts must be a list of inventory names, got %s' % type(hosts).__name__)
+    if not hasattr(hostvars, 'get'):
+        raise ValueError('hostvars must be a mapping, got %s' % type(hostvars).__name__)
+    return list(hosts)
+
+
 def fleet_table(hosts, hostvars):
-    """Lines of the fleet table: node, verdict, device, worst check, measured/peak (a node that did
-    not validate says so)."""
-    rows = [('node', 'verdict', 'device', 'worst check', 'measured/peak')]
-    for name in hosts:
-        val = (hostvars.get(name) or {}).get('gpu_validate_report')
+    """Lines of the fleet table: node, verdict, device, worst check, measured/peak, and the data path
+    where a node measured it (a node that did not validate says so)."""
+    reports = [(hostvars.get(name) or {}).get('gpu_validate_report') for name in hosts]
+    data = any(isinstance(val, dict) and isinstance(val.get('data'), dict) for val in reports)
+    rows = [('node', 'verdict', 'device', 'worst check', 'measured/peak') + (('data path',) if data else ())]
+    for name, val in zip(hosts, reports):
         if not isinstance(val, dict):
-            rows.append((str(name), 'not run', '-', '-', '-'))
+            rows.append((str(name), 'not run', '-', '-', '-') + (('-',) if data else ()))
             continue
         worst = val.get('worst') or {}
         figure = '-'
@@ -141,6 +155,9 @@ def fleet_table(hosts, hostvars):
         elif worst.get('value') is not None:
             figure = '%s (expected %s)' % (worst.get('value'), worst.get('expected'))
         check_name = '%s %s' % (worst.get('check'), worst.get('subject')) if worst else '-'
-        rows.append((str(name), str(val.get('verdict')), str(val.get('device')), check_name, figure))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        row = (str(name), str(val.get('verdict')), str(val.get('device')), check_name, figure)
+        if data:
+            row += (str((val.get('data') or {}).get('summary') or 'not measured'),)
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ['  '.join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
