@@ -105,8 +105,8 @@ def state(storage, show=None, source=None, root=(0, 0)):
                 'timer_file': file_current(storage['timer_file'], storage['timer_content'], 0o644, uid, gid),
                 'textfile': os.path.isfile(storage['textfile']),
                 'timer': show(storage['timer']) if show else {}}
-    return {'absent': not any(os.path.lexists(p) for p in (storage['program'], storage['service_file'],
-                                                              storage['timer_file'], storage['textfile'])),
+    paths = (storage['program'], storage['service_file'], storage['timer_file'], storage['textfile'])
+    return {'absent': not any(os.path.lexists(p) for p in paths),
             'timer_file': os.path.lexists(storage['timer_file'])}
 
 

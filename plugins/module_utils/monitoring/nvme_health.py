@@ -185,12 +185,12 @@ def main(argv=None, run=_run, which=shutil.which):
     results = read(controllers(args.sysfs_root), nvme, run)
     for result in results:
         if not result['ok']:
-            print('%s: smart-log not read: %s' % (result['device'], result['error']), file=sys.stderr)
+            sys.stderr.write('%s: smart-log not read: %s\n' % (result['device'], result['error']))
     write(args.textfile_dir, render(bool(nvme), results))
-    print('%s/%s: %d NVMe controller(s), %d read' % (args.textfile_dir, TEXTFILE, len(results),
-                                                     sum(1 for r in results if r['ok'])))
+    read_ok = sum(1 for r in results if r['ok'])
+    sys.stdout.write('%s/%s: %d NVMe controller(s), %d read\n' % (args.textfile_dir, TEXTFILE, len(results), read_ok))
     return 0
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    raise SystemExit(main())
