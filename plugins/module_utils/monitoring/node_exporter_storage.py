@@ -91,7 +91,11 @@ def program_source():
     """The text of nvme_health.py as this collection ships it (read from the package, so that it
     works from Ansible's module zip too): what the role installs and the fast path compares."""
     import pkgutil  # pylint: disable=import-outside-toplevel
-    data = pkgutil.get_data('ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring', 'nvme_health.py')
+    try:
+        data = pkgutil.get_data('ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring', 'nvme_health.py')
+    except (OSError, ImportError):
+        # Not readable here: the fast path sees the program as not current, and the role's copy runs.
+        return None
     return data.decode('utf-8') if data is not None else None
 
 
