@@ -634,6 +634,8 @@ NOT_VENDOR = dict(
         ('monitoring/gpu_textfile.py', ('HELP',), 'help texts of the collection\'s own metrics'),
         ('monitoring/node_exporter_fast_path.py', ('ENABLED_STATES',), _WORDS),
         ('monitoring/node_exporter_host.py', ('SERVICE_PROPERTIES',), _WORDS),
+        ('monitoring/nvme_health.py', ('FIELDS',), _WORDS),
+        ('monitoring/nvme_health.py', ('HELP', '_METRIC'), 'names and help texts of the collection\'s own metrics'),
         ('monitoring/prometheus_config.py', ('JOBS',), _OWN), ('monitoring/prometheus_config.py', ('_WILDCARD',), _SPEC),
         ('packages/apt_policy.py', ('_SKIP',), _WORDS), ('packages/apt_simulation.py', ('STATE_PATHS', '_SKIPPED'), _PATHS),
         ('packages/apt_sources.py', ('_FIELD_RE',), _SPEC),

@@ -6,7 +6,8 @@
 1. `promtool check config` on prometheus.yml and the file_sd files the prometheus role's
    Python generates (plain, and with https + basic auth + Alertmanager + a user rules file).
 2. `promtool check rules` on the collection's rules, and `promtool test rules` on
-   tests/promtool/gpu.rules.test.yml; every alert must have a test where it fires and one
+   tests/promtool/gpu.rules.test.yml and storage.rules.test.yml (the NVMe textfile of
+   nvme_health.py through `promtool check metrics` too); every alert must have a test where it fires and one
    where it stays silent, and a summary and description.
 3. `promtool check metrics` on the GPU textfile rendered for every fixture host
    (tests/fixtures/hosts: sysfs tree -> probe -> plan -> render), and on gpu_validate's textfile.
@@ -32,6 +33,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan import gpu_plan  # noqa: E402
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import gpu_probe  # noqa: E402
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import gpu_textfile  # noqa: E402
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import nvme_health  # noqa: E402
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config  # noqa: E402
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import health as validate_health  # noqa: E402
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import report as validate_report  # noqa: E402
@@ -39,6 +41,8 @@ import build_sysfs  # noqa: E402
 
 RULES = os.path.join(REPO, "roles", "prometheus", "files", "rules", "gpu.rules.yml")
 TESTS = os.path.join(REPO, "tests", "promtool", "gpu.rules.test.yml")
+STORAGE_RULES = os.path.join(REPO, "roles", "prometheus", "files", "rules", "storage.rules.yml")
+STORAGE_TESTS = os.path.join(REPO, "tests", "promtool", "storage.rules.test.yml")
 DASHBOARD = os.path.join(REPO, "roles", "prometheus", "files", "dashboards", "gpuops-gpu-fleet.json")
 FAILED = []
 
@@ -97,10 +101,10 @@ def check_config(promtool, work):
         run(promtool, "check", "config", inputs["config_file"])
 
 
-def alerts_tested():
-    with open(RULES) as fh:
+def alerts_tested(rules_file=RULES, tests_file=TESTS, required=None):
+    with open(rules_file) as fh:
         rules = yaml.safe_load(fh)
-    with open(TESTS) as fh:
+    with open(tests_file) as fh:
         tests = yaml.safe_load(fh)
     fire, silent = set(), set()
     for test in tests["tests"]:
@@ -115,8 +119,8 @@ def alerts_tested():
             ann = rule.get("annotations") or {}
             check(ann.get("summary") and len(ann.get("description", "")) > 80,
                   "alert %s has a summary and a description that says what to do" % name)
-    required = ["GPUXidErrors", "GPUXidApplication", "GPUXidOther", "GPUTemperatureHigh", "GPUEccUncorrectable", "GPURowRemapFailure", "GPUMissing",
-                "GPUThermalThrottling", "NodeExporterDown", "DCGMExporterDown"]
+    required = required or ["GPUXidErrors", "GPUXidApplication", "GPUXidOther", "GPUTemperatureHigh", "GPUEccUncorrectable",
+                            "GPURowRemapFailure", "GPUMissing", "GPUThermalThrottling", "NodeExporterDown", "DCGMExporterDown"]
     names = [r.get("alert") for g in rules["groups"] for r in g["rules"]]
     check(all(n in names for n in required), "the rules carry every alert the issue names")
 
@@ -138,6 +142,19 @@ def textfiles(promtool, work):
         check("gpuops_gpus_on_pci %d\n" % facts["gpu_count"] in text,
               "%s: textfile carries gpuops_gpus_on_pci %d" % (host, facts["gpu_count"]))
         del proc
+
+
+def nvme_textfiles(promtool):
+    """The NVMe health textfile (module_utils/monitoring/nvme_health.py) for a host without NVMe
+    drives, one without nvme-cli, and one with a read and a failed drive passes promtool check metrics."""
+    good = {"percentage_used": 91, "media_errors": 2, "critical_warning": 0, "available_spare": 100,
+            "available_spare_threshold": 10}
+    for cli, results in ((True, []), (False, [{"device": "nvme0", "ok": False, "error": "nvme-cli is not installed"}]),
+                         (True, [{"device": "nvme0", "ok": True, "values": good},
+                                 {"device": "nvme1", "ok": False, "error": "rc 1"}])):
+        text = nvme_health.render(cli, results)
+        run(promtool, "check", "metrics", input=text)
+        check("gpuops_nvme_devices %d\n" % len(results) in text, "NVMe textfile says %d device(s)" % len(results))
 
 
 def validation_textfile(promtool):
@@ -189,6 +206,11 @@ def main():
         run(promtool, "check", "rules", RULES)
         run(promtool, "test", "rules", TESTS)
         alerts_tested()
+        run(promtool, "check", "rules", STORAGE_RULES)
+        run(promtool, "test", "rules", STORAGE_TESTS)
+        alerts_tested(STORAGE_RULES, STORAGE_TESTS, ["StorageMdArrayDegraded", "StorageNVMeWearHigh", "StorageNVMeMediaErrors",
+                                                     "StorageNVMeCriticalWarning", "StorageNVMeSpareLow"])
+        nvme_textfiles(promtool)
         textfiles(promtool, work)
         validation_textfile(promtool)
         dashboard(promtool, work)

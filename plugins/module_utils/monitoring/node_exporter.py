@@ -25,6 +25,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_sources
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_storage
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter_fast_path import ACCOUNT_COMMENT, fast_path
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import (
     control_error, owned_path_error, quote_arg as systemd_quote)
@@ -410,6 +411,7 @@ def layout(inputs, platform, arch):
         'web_config_wanted': web, 'web_config_file': web_file,
         'directories': [inputs['config_dir'], inputs['textfile_dir']], 'account_group': inputs['group'],
         'textfile': '%s/gpuops.prom' % inputs['textfile_dir'],
+        'storage': node_exporter_storage.layout(inputs),
         'listen': {'host': host_part, 'port': port},
         'verify': {'url': '%s://%s:%d/metrics' % (scheme, probe_host, port), 'scheme': scheme,
                    'basic_auth': bool(inputs.get('basic_auth_users')),
@@ -489,6 +491,7 @@ def decide(inputs, platform, host, arch, node=None):
         'web_config_content': web_config_text(web) if web else None,
         'listen': lay['listen'],
         'verify': lay['verify'],
+        'storage': lay['storage'],
     }
     result.update(fast_path(result, inputs, node))
     return result

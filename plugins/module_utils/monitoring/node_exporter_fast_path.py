@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_storage
+
 # The GECOS comment of the account the role creates: an existing account without it (root,
 # www-data, nobody) is never taken over (its shell, home and group rewritten); the fast path
 # checks it too. node_exporter.py imports it from here.
@@ -70,6 +72,7 @@ def fast_path(decision, inputs, node):
     textfile = state.get('textfile') or {}
     if not textfile.get('current'):
         drift.append('textfile')
+    drift.extend(node_exporter_storage.drift(decision['storage'], state.get('storage')))
     scrape = state.get('scrape') or {}
     verified = (scrape.get('status') == 200 and scrape.get('build_info')
                 and (not inputs.get('gpu_textfile') or scrape.get('gpus_on_pci') == textfile.get('gpus_on_pci'))

@@ -29,6 +29,7 @@ import stat
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import gpu_textfile
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_storage
 
 # Header and base64 body of one PEM block.
 _PEM = re.compile(r'-----BEGIN ([A-Z0-9 ]+)-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END \1-----')
@@ -176,6 +177,9 @@ def state(lay, gpu, plan, textfile_wanted, reboot_marker, os_tuning_status_file,
     else:
         out['textfile'] = {'current': not os.path.lexists(lay['textfile']), 'gpus_on_pci': None}
     out['service'] = parse_show(show(lay['service'])) if show else {}
+    out['storage'] = node_exporter_storage.state(
+        lay['storage'], show=(lambda unit: parse_show(show(unit))) if show else None,
+        source=node_exporter_storage.program_source(), root=root)
     out['scrape'] = {'status': None, 'build_info': False, 'gpus_on_pci': None, 'anonymous_status': None}
     if scrape and out['service'].get('ActiveState') == 'active':
         code, body = scrape(lay['verify']['url'], True)

@@ -202,8 +202,8 @@ def check_inputs(inputs):
 
 
 def rule_files(inputs):
-    """Paths of the rule files on the Prometheus host: the collection's, then the user's."""
-    return ['%s/gpuops-gpu.rules.yml' % inputs['rules_dir']] + [
+    """Paths of the rule files on the Prometheus host: the collection's (GPU, storage), then the user's."""
+    return ['%s/gpuops-gpu.rules.yml' % inputs['rules_dir'], '%s/gpuops-storage.rules.yml' % inputs['rules_dir']] + [
         '%s/%s' % (inputs['rules_dir'], path.rstrip('/').rsplit('/', 1)[-1]) for path in inputs.get('rules_files') or []]
 
 

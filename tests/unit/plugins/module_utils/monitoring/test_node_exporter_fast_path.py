@@ -12,6 +12,7 @@ from ansible.plugins.filter.core import to_nice_yaml
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_host as host
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_storage
 
 HERE = os.path.dirname(os.path.dirname(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
@@ -50,6 +51,9 @@ def converged_node(decision, inputs):
             if decision["source"] == "release" else None,
             "textfile": {"current": True, "gpus_on_pci": 2 if inputs["gpu_textfile"] else None},
             "service": {"UnitFileState": "enabled", "ActiveState": "active", "NeedDaemonReload": "no"},
+            "storage": {"program": True, "service_file": True, "timer_file": True, "textfile": True,
+                        "timer": {"UnitFileState": "enabled", "ActiveState": "active", "NeedDaemonReload": "no"}}
+            if inputs["storage_health"] else {"absent": True},
             "scrape": {"status": 200, "build_info": True, "gpus_on_pci": 2 if inputs["gpu_textfile"] else None,
                        "anonymous_status": 401 if inputs.get("basic_auth_users") else None},
         },
@@ -121,6 +125,9 @@ def _layout(tmp_path, source="package", **inputs):
     lay["unit_file"] = str(tmp_path / "unit" / "gpuops.conf")
     if source == "release":
         lay["link"] = str(tmp_path / "node_exporter")
+    storage = lay["storage"]
+    for key in ("program", "service_file", "timer_file"):
+        storage[key] = str(tmp_path / "storage" / os.path.basename(storage[key]))
     return lay
 
 
@@ -141,6 +148,15 @@ def _converge(tmp_path, lay):
     with open(lay["textfile"], "w") as fh:
         fh.write(gpu_textfile.render(GPU, PLAN, None, None))
     os.chmod(lay["textfile"], 0o644)
+    storage = lay["storage"]
+    os.makedirs(os.path.dirname(storage["program"]))
+    for key, content, mode in (("program", node_exporter_storage.program_source(), 0o755),
+                               ("service_file", storage["service_content"], 0o644),
+                               ("timer_file", storage["timer_content"], 0o644),
+                               ("textfile", "gpuops_nvme_devices 0\n", 0o644)):
+        with open(storage[key], "w") as fh:
+            fh.write(content)
+        os.chmod(storage[key], mode)
 
 
 ROOT = (os.getuid(), os.getgid())
@@ -155,8 +171,8 @@ def _state(tmp_path, lay, scrape=None, show=None, getgrnam=None):
                       getgrnam=getgrnam or (lambda name: GR(ROOT[1])), root=ROOT)
 
 
-def _decide(lay_inputs, node):
-    return node_exporter.fast_path({"source": "package", "binary": "/usr/bin/prometheus-node-exporter",
+def _decide(lay_inputs, node, lay):
+    return node_exporter.fast_path({"storage": lay["storage"], "source": "package", "binary": "/usr/bin/prometheus-node-exporter",
                                     "link": None, "web_config": None, "web_config_content": None,
                                     "unit_file": "u", "service": "prometheus-node-exporter",
                                     "verify": {"url": "http://127.0.0.1:9100/metrics", "basic_auth": False}},
@@ -180,7 +196,7 @@ def test_state_of_a_converged_host(tmp_path):
     assert state["web_config"] == {"exists": False, "attributes": False, "content": None}
     assert state["scrape"] == {"status": 200, "build_info": True, "gpus_on_pci": 1, "anonymous_status": None}
     inputs = dict(INPUTS, config_dir=lay["directories"][0], textfile_dir=lay["directories"][1])
-    assert _decide(inputs, _node(state)) == {"converged": True, "drift": []}
+    assert _decide(inputs, _node(state), lay) == {"converged": True, "drift": []}
 
 
 def _edit(path):
@@ -196,13 +212,17 @@ def _edit(path):
     (lambda lay: os.chmod(lay["textfile"], 0o600), "textfile"),
     (lambda lay: os.unlink(lay["textfile"]), "textfile"),
     (lambda lay: open(lay["web_config_file"], "w").close(), "web configuration (to remove)"),
+    (lambda lay: _edit(lay["storage"]["program"]), "storage health program"),
+    (lambda lay: os.chmod(lay["storage"]["program"], 0o644), "storage health program"),
+    (lambda lay: _edit(lay["storage"]["service_file"]), "storage health service_file"),
+    (lambda lay: os.unlink(lay["storage"]["textfile"]), "storage health textfile"),
 ])
 def test_state_sees_drift(tmp_path, drift, what):
     lay = _layout(tmp_path)
     _converge(tmp_path, lay)
     drift(lay)
     inputs = dict(INPUTS, config_dir=lay["directories"][0], textfile_dir=lay["directories"][1])
-    result = _decide(inputs, _node(_state(tmp_path, lay)))
+    result = _decide(inputs, _node(_state(tmp_path, lay)), lay)
     assert not result["converged"] and any(d.startswith(what) for d in result["drift"])
 
 
