@@ -107,8 +107,8 @@ def do_plan(module):
         'pytorch_index_url': inputs.get('pytorch_index_url', ''),
         'pytorch_cuda': inputs.get('pytorch_cuda', ''),
         'nvidia_index_url': inputs.get('nvidia_index_url', ''),
-        'prefix': inputs.get('prefix', '/opt/gpuops/envs'),
-        'conda_prefix': inputs.get('conda_prefix', '/opt/conda'),
+        'prefix': inputs.get('prefix'),
+        'conda_prefix': inputs.get('conda_prefix'),
     }
     resolved = []
     for env in envs:
@@ -145,7 +145,7 @@ def do_plan(module):
                 backends=sorted(set(r['backend'] for r in resolved if r['state'] == 'present')),
                 expect_gpu=bool(gpu.get('gpu_count')) and (gpu.get('driver') or {}).get('loaded') is True)
     plan['current'] = read_current(module, inputs, plan)
-    verify = bool(inputs.get('verify', True))
+    verify = bool(inputs.get('verify'))
     previous = _read_json(inputs.get('status_file'))
     for res in resolved:
         res['kernel_current'] = _kernel_current(inputs, res) if res['action'] == 'none' else None
@@ -169,7 +169,7 @@ def _kernel_current(inputs, res):
     """None without a Jupyter kernel, else whether its kernel.json is what converge writes."""
     if not res.get('jupyter_kernel'):
         return None
-    path = os.path.join(inputs.get('kernel_dir') or '/usr/local/share/jupyter/kernels', 'gpuops-' + res['name'],
+    path = os.path.join(inputs['kernel_dir'], 'gpuops-' + res['name'],
                         'kernel.json')
     return file_current(path, ps.kernel_spec(res))
 
@@ -204,8 +204,8 @@ def read_current(module, inputs, plan):
     home = module.params['home']
     backends = plan['backends']
     venv = 'venv' in backends
-    conda_prefix = inputs.get('conda_prefix', '/opt/conda')
-    dirs = [home, inputs.get('prefix', '/opt/gpuops/envs')] + ([inputs['cache_dir']] if inputs.get('cache_dir') else [])
+    conda_prefix = inputs.get('conda_prefix')
+    dirs = [home, inputs.get('prefix')] + ([inputs['cache_dir']] if inputs.get('cache_dir') else [])
     names = list(module.params['os_packages'] or [])
     bad = [n for n in names if not _PACKAGE_RE.fullmatch(n)]
     if bad:

@@ -70,7 +70,6 @@ BAD = {
     "volcano_plan": (("not inputs", {}), "volcano_plan"),
     "validate_fleet_table": (("gpu-01", {}), "validate_fleet_table"),
     "validate_peers": ((["gpu-01"], {"gpu-01": {"gpu_validate_address": "10.0.0.1\nx"}}), "gpu_validate_address"),
-    "validate_inputs": (({"port": 0, "address": "10.0.0.1\nx"},), "gpu_validate_address"),
     "volcano_smoke_result": (({"resources": []}, "four", 600), "volcano_smoke_result"),
 }
 
