@@ -63,30 +63,20 @@ def posture(inputs, context):
 # ---------------------------------------------------------------------------------------------
 # Each role's own checks, where they live (each problem names its variable)
 # ---------------------------------------------------------------------------------------------
-def driver(inputs, context):
-    """nvidia_driver: versions, branches, repository and key settings (packages/nvidia_repo.py)."""
-    del context
-    return nvidia_repo.input_problems(inputs)
-
-
-def os_tuning(inputs, context):
-    """os_tuning: sysctl, limits, command line, blacklist, paths (host/os_tuning_inputs.py)."""
-    del context
-    return os_tuning_inputs.problems(inputs)
+def own(check):
+    """A role's own check of its inputs alone (``check(inputs)``), as a registry check."""
+    def run(inputs, context):
+        del context
+        return check(inputs)
+    run.__name__ = getattr(check, '__name__', 'own')
+    return run
 
 
 def dcgm(inputs, context):
     """dcgm_exporter: what reaches its unit, files and commands, the counters included
-    (monitoring/dcgm_inputs.py)."""
+    (monitoring/dcgm_inputs.py: pairs of variable and message)."""
     del context
     return ['%s: %s' % (variable, message) for variable, message in dcgm_inputs.problems(inputs)]
-
-
-def python_env(inputs, context):
-    """python_stack: the environment entries, the role-wide options and the environment defaults
-    (python_env/python_stack.py ``input_problems``)."""
-    del context
-    return python_stack.input_problems(inputs)
 
 
 def ctk(inputs, context):
@@ -103,28 +93,22 @@ def cuda(inputs, context):
     return toolkit.input_problems(inputs, platform if platform.get('distribution') else None)
 
 
-def gpu_validate(inputs, context):
-    """gpu_validate: bounds, paths, thresholds, peers (validate/inputs.py)."""
-    del context
-    return validate_inputs.input_problems(inputs)
-
-
-def prometheus(inputs, context):
-    """prometheus: paths, targets, scrape jobs, the address it publishes (monitoring/prometheus_config.py)."""
-    del context
-    return prometheus_config.check_inputs(inputs)
-
-
-def exporter(inputs, context):
-    """node_exporter: names, paths, listen address, collectors, users, URLs (monitoring/node_exporter.py)."""
-    del context
-    return node_exporter.input_problems(inputs)
-
-
-def volcano_inputs(inputs, context):
-    """volcano: what reaches Helm, the manifest, the device plugin and the smoke job (kubernetes/volcano.py)."""
-    del context
-    return volcano.input_errors(inputs)
+# nvidia_driver: versions, branches, repository and key settings (packages/nvidia_repo.py)
+driver = own(nvidia_repo.input_problems)
+# os_tuning: sysctl, limits, command line, blacklist, paths (host/os_tuning_inputs.py)
+os_tuning = own(os_tuning_inputs.problems)
+# python_stack: the environment entries, the role-wide options, the environment defaults
+python_env = own(python_stack.input_problems)
+# gpu_validate: bounds, paths, thresholds, peers (validate/inputs.py)
+gpu_validate = own(validate_inputs.input_problems)
+# prometheus: paths, targets, scrape jobs, the address it publishes (monitoring/prometheus_config.py)
+prometheus = own(prometheus_config.check_inputs)
+# node_exporter: names, paths, listen address, collectors, users, URLs (monitoring/node_exporter.py)
+exporter = own(node_exporter.input_problems)
+# volcano: what reaches Helm, the manifest, the device plugin and the smoke job (kubernetes/volcano.py)
+volcano_inputs = own(volcano.input_errors)
+# common's entry point bmc: the BMC address, user, password and port (bmc/credentials.py)
+bmc = own(bmc_credentials.problems)
 
 
 def playbook_posture(inputs, context):
@@ -140,12 +124,6 @@ def playbook_kinds(inputs, context):
 
 def _only(inputs, names):
     return dict((name, inputs[name]) for name in names if name in inputs)
-
-
-def bmc(inputs, context):
-    """common's entry point bmc: the BMC address, user, password and port (bmc/credentials.py)."""
-    del context
-    return bmc_credentials.problems(inputs)
 
 
 EVERY = (urls, kinds, posture)

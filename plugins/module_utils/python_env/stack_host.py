@@ -89,9 +89,12 @@ def do_plan(module):
     inputs = params['inputs']
     if inputs is None:
         module.fail_json(msg='python_stack_host: inputs is required with action=plan')
+    # The inputs were checked on the controller before any change by the registry of input checks
+    # (core/input_checks.py runs python_stack.input_problems: the environment entries, the
+    # environment defaults, the role-wide options). Normalising the environments says their problems
+    # again only because resolving a malformed entry cannot go on (the module may be called without
+    # the role); what needs this host (its Pythons, the lock files read from it) is checked below.
     envs, problems = ps.normalise_all(inputs.get('environments', []), inputs)
-    problems.extend(ne.env_default_problems(inputs.get('env_defaults')))
-    problems.extend(ps.option_problems(inputs, envs))
     if problems:
         module.fail_json(msg='gpuops.dlserver.python_stack: nothing was changed: %s' % '; '.join(problems),
                          problems=problems)
