@@ -23,6 +23,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state imp
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import url_trust
 
+
 def value_problems(role, inputs, insecure_hosts=(), entry_point='main', context=None):
     """The problems the registry of input checks (module_utils/core/input_checks.py ``REGISTRY``)
     finds in ``role``'s converted ``inputs`` at ``entry_point``, each naming its variable.
