@@ -89,7 +89,7 @@ def test_the_rolling_upgrade_recovers_in_the_rescue_of_its_reboot():
     include = [t for t in inner["rescue"] if "ansible.builtin.include_role" in t]
     assert len(include) == 1 and names.index(include[0]["name"]) > first
     assert include[0]["ansible.builtin.include_role"]["tasks_from"] == "bmc_recover.yml"
-    assert include[0]["when"] == "__common.gpuops_bmc_recovery | default(false)"
+    assert include[0]["when"] == "__common.gpuops_bmc_recovery"
     failed = include[0]["vars"]["__common_bmc_failed"]
     assert failed == {"action": "{{ __rolling_failed_action }}", "msg": "{{ __rolling_failure }}",
                       "rebooted": "{{ __rolling_reboot_issued }}"}
