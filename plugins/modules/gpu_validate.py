@@ -18,7 +18,7 @@ description:
     Fabric Manager, memory, CPUs, the dataset path's device, NIC speeds). Checks and verdicts are
     pure functions in C(plugins/module_utils/validate/).
   - The options that stand for a variable of the C(gpuops.dlserver.gpu_validate) role state no default
-    here: the action of the same name fills each one the task leaves out from the role's argument spec
+    here - the action of the same name fills each one the task leaves out from the role's argument spec
     (C(roles/gpu_validate/meta/argument_specs.yml); O(sysfs_root) from common's C(gpuops_sysfs_root),
     O(refresh_seconds) from C(gpu_validate_refresh_days)), the one place that states them.
   - Performance runs C(plugins/module_utils/validate/measure.py) with the python O(python) names (an

@@ -84,12 +84,12 @@ options:
   keep_builds:
     description:
       - How many earlier builds of an environment to keep beside the current one (rollback); required with
-        O(action=converge): the role passes C(python_stack_keep_builds), whose default its argument spec states.
+        O(action=converge) - the role passes C(python_stack_keep_builds), whose default its argument spec states.
     type: int
   kernel_dir:
     description:
       - Where Jupyter kernels are written (one directory per environment that asks for one); required with
-        O(action=converge): the role passes C(python_stack_kernel_dir), whose default its argument spec states.
+        O(action=converge) - the role passes C(python_stack_kernel_dir), whose default its argument spec states.
     type: path
   cache_dir:
     description: Package cache of the installers (C(UV_CACHE_DIR), C(PIP_CACHE_DIR)); empty for none.
