@@ -592,7 +592,7 @@ NOT_VENDOR = dict(
         ('role_inputs.py', ('KNOWN_TYPES', 'SCALAR_TYPES'), _OWN), ('run_state.py', ('COMPUTED_NAMES',), _OWN),
         ('status.py', ('BUILDERS',), _CODE), ('systemd.py', ('SYSTEM_DIRS', '_VIRTUAL_TREES'), _PATHS),
         ('unknown_vars.py', ('MODES', 'OUTPUTS'), _OWN),
-        ('value_kinds.py', ('CARELESS',), _TEST), ('value_kinds.py', ('ROLE_CHECKS',), _CODE),
+        ('value_kinds.py', ('CARELESS',), _TEST), ('input_checks.py', ('EVERY', 'HOST_CHECKS', 'REGISTRY'), _CODE),
         ('value_kinds.py', ('CLASS_OF_KIND', 'CLASS_TYPES', 'HOST_PORTS', 'KINDS', 'NOT_THIS_CLASS',
                             'PLAYBOOK_VARIABLES', 'VARIABLES'), _OWN),
         ('value_kinds.py', ('_R',), _POLICY), ('value_kinds.py', ('_VIRTUAL',), _PATHS),

@@ -18,14 +18,13 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import load_extra_vars
 
 from ansible_collections.gpuops.dlserver.plugins.action.__private.role_inputs import (
-    ROLES_DIR, insecure_http_hosts, load_spec, posture_context, read_yaml, value_problems)
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds, value_posture
+    ROLES_DIR, insecure_http_hosts, load_spec, platform_of, posture_context, read_yaml, value_problems)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_checks, value_kinds, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import (computed_extra_vars, made_from,
                                                                                      plan_current, probe_of, run_id)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.unknown_vars import unknown_variables, verdict
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.prometheus_config import target_address_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import format_plan_errors
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import build_host_plan, same_inputs
@@ -60,7 +59,9 @@ def unknown_variable_report(task_vars, templar):
     """{'warnings', 'problems'}: the variables with a public role's prefix its spec does not declare,
     as gpuops_unknown_variables (warn, error, ignore) says (module_utils/core/unknown_vars.py)."""
     try:
-        mode = templar.template(task_vars.get('gpuops_unknown_variables', 'warn'))
+        # at common's spec default (entry point gpu) where the play does not set it
+        mode = templar.template(task_vars['gpuops_unknown_variables'] if 'gpuops_unknown_variables' in task_vars
+                                else load_spec('common', 'gpu')['gpuops_unknown_variables']['default'])
         found = unknown_variables(task_vars, dict((role, declared_names(role)) for role in public_roles()))
         return verdict(mode, found)
     except (AnsibleError, ValueError) as exc:
@@ -68,10 +69,10 @@ def unknown_variable_report(task_vars, templar):
 
 
 def playbook_values(task_vars, templar, problems):
-    """The playbooks' variables of value_kinds.PLAYBOOK_VARIABLES that the play gives (templated);
-    one that cannot be evaluated is added to ``problems``."""
+    """The playbooks' variables (value_posture's and value_kinds' PLAYBOOK_VARIABLES) that the play
+    gives (templated); one that cannot be evaluated is added to ``problems``."""
     values = {}
-    for name in value_kinds.PLAYBOOK_VARIABLES:
+    for name in value_posture.PLAYBOOK_VARIABLES + value_kinds.PLAYBOOK_VARIABLES:
         if name in task_vars:
             try:
                 values[name] = templar.template(task_vars[name])
@@ -127,6 +128,7 @@ class ActionModule(ActionBase):
         context, context_problems = posture_context(task_vars, templar, insecure_hosts)
         problems.extend(context_problems)
         context['facts'] = probe_of(plain(args.get('probe')))
+        context['platform'] = platform_of(task_vars.get('ansible_facts') or {})
         notices = []
         for role, entry_point in [(r, 'main') for r in public_roles()] + COMMON_CHECKED:
             options = load_spec(role, entry_point)
@@ -148,26 +150,18 @@ class ActionModule(ActionBase):
                 if entry_point == 'main':
                     inputs[role] = converted
                     # what this run's probe could not check (a GPU clock without a known maximum)
-                    notices.extend(value_kinds.notices(role, converted, context))
+                    notices.extend(input_checks.notices(role, converted, context))
+                # the registry of input checks, the same as the role's preflight runs (core/input_checks.py)
                 problems.extend(value_problems(role, converted, insecure_hosts, entry_point, context))
-        # the playbook variables of value_posture.py (the rolling upgrade's), where the play sets them
-        playbook = {}
-        for name in value_posture.PLAYBOOK_VARIABLES:
-            try:
-                playbook.update({name: templar.template(task_vars[name])} if name in task_vars else {})
-            except AnsibleError as exc:
-                problems.append('%s cannot be evaluated: %s' % (name, exc))
-        problems.extend(value_posture.problems('playbook', playbook, context))
-        notices.extend(value_posture.notices('playbook', playbook, context))
-        # the playbooks' own variables (batches, the rolling upgrade's hooks, the probe's report) where
-        # the play gives them, and the ports one host's services open (module_utils/core/value_kinds.py)
-        problems.extend(value_kinds.problems('gpuops', playbook_values(task_vars, templar, problems), context))
-        problems.extend(value_kinds.host_problems(inputs))
-        # the address this host publishes for Prometheus's file_sd targets (issue 19)
-        problems.extend(e for e in [target_address_error((inputs.get('prometheus') or {}).get('target_address'))] if e)
-        # the exporters' listen addresses this host publishes in its plan for Prometheus's targets
-        # are checked with every role's inputs above (value_kinds: the roles' own parsers), before the
-        # plan is published, not on the Prometheus host
+        # the playbooks' own variables where the play gives them (value_posture.py's and value_kinds.py's
+        # PLAYBOOK_VARIABLES): the registry's entry ``playbooks``
+        playbook = playbook_values(task_vars, templar, problems)
+        problems.extend(input_checks.problems('playbooks', playbook, context=context))
+        notices.extend(input_checks.notices('playbooks', playbook, context))
+        # across the roles of one host (two services on one port): the registry's host checks. The
+        # address this host publishes for Prometheus's targets and the exporters' listen addresses
+        # are checked with every role's inputs above, before the plan is published
+        problems.extend(input_checks.host_problems(inputs))
         if problems:
             result.update(failed=True, problems=problems,
                           msg='gpuops.dlserver: bad input, nothing was changed: %s.' % '; '.join(problems))

@@ -17,6 +17,10 @@ description:
     reads itself (NVML error counters, the kernel log since boot, the NVIDIA kernel module version,
     Fabric Manager, memory, CPUs, the dataset path's device, NIC speeds). Checks and verdicts are
     pure functions in C(plugins/module_utils/validate/).
+  - The options that stand for a variable of the C(gpuops.dlserver.gpu_validate) role state no default
+    here - the action of the same name fills each one the task leaves out from the role's argument spec
+    (C(roles/gpu_validate/meta/argument_specs.yml); O(sysfs_root) from common's C(gpuops_sysfs_root),
+    O(refresh_seconds) from C(gpu_validate_refresh_days)), the one place that states them.
   - Performance runs C(plugins/module_utils/validate/measure.py) with the python O(python) names (an
     environment with PyTorch), handed to it with C(-c) - nothing is copied to the host. Each figure is
     reported with its fraction of the model's published peak (C(plugins/module_utils/hardware/gpu_peaks.py)).
@@ -73,7 +77,6 @@ options:
     type: list
     elements: str
     choices: [health, balance, performance, cross_node, dcgm_diag, sel, data]
-    default: [health, balance, performance]
   host_name:
     description: The node's name in reports.
     type: str
@@ -81,7 +84,6 @@ options:
   sysfs_root:
     description: Where the NVIDIA kernel module version is read (a fixture tree in the lab).
     type: path
-    default: /sys
   nvml_path:
     description: Extra directories to import the NVML binding from.
     type: list
@@ -90,34 +92,27 @@ options:
   retired_page_limit:
     description: Retired pages per GPU above which health fails.
     type: int
-    default: 10
   balance_thresholds:
     description: Balance checks that fail instead of warning (C(memory_ratio), C(cpu_cores_per_gpu), C(nic_gbps), C(dataset_nvme)).
     type: dict
-    default: {}
   dataset_path:
     description: Path whose block device is judged (NVMe or what it is); empty to skip.
     type: str
-    default: ''
   python:
     description: Interpreter of the environment with PyTorch (performance and cross-node).
     type: path
   allow_cpu:
     description: "Without GPUs, run the measurements on the CPU (reported as C(device: cpu))."
     type: bool
-    default: false
   thresholds:
     description: Fractions of peak in (0, 1] per metric (C(matmul), C(memory_copy), C(host_device), C(allreduce), C(cross_allreduce), C(network), C(resnet50)).
     type: dict
-    default: {}
   thresholds_by_model:
     description: Per model (PCI device id such as C(0x2330), or the table's model name), the same keys as O(thresholds).
     type: dict
-    default: {}
   size_mib:
     description: Buffer size of the copy and all-reduce measurements on GPUs (the CPU run caps it at 64).
     type: int
-    default: 256
   resnet50:
     description:
       - With C(performance), also train ResNet-50 with mixed precision on random data and report images/s
@@ -125,11 +120,9 @@ options:
         measured without a verdict elsewhere.
       - "On the CPU (O(allow_cpu)) a tiny run, reported as C(device: cpu) and never judged."
     type: bool
-    default: false
   resnet50_batch:
     description: Images per training step of the ResNet-50 measurement on a GPU (the CPU run uses at most 2).
     type: int
-    default: 128
   peers:
     description: Every host of the cross-node group, in the same order on every host (C(name), C(address)); the first is rank 0.
     type: list
@@ -142,71 +135,55 @@ options:
   port:
     description: TCP port of the all-reduce rendezvous on the first peer.
     type: int
-    default: 29511
   iperf3_port:
     description: TCP port of the iperf3 server on the first peer.
     type: int
-    default: 5201
   timeout:
     description: Seconds each cross-node test may take to join or connect.
     type: int
-    default: 20
   record_dir:
     description: Directory of C(validate.json) and C(validate.txt).
     type: path
-    default: /etc/gpuops
   textfile_dir:
     description: node_exporter textfile directory for C(gpuops_validate.prom); empty, or a directory that does not exist, to skip.
     type: str
-    default: /var/lib/node_exporter/textfile
   refresh_seconds:
     description: Rewrite an unchanged verdict once its record is this old (keeps the stale alert quiet).
     type: int
-    default: 604800
   dcgm_diag_level:
     description: C(dcgmi diag) run level - 1 (quick, about a minute) or 2 (medium, a few minutes).
     type: int
     choices: [1, 2]
-    default: 1
   dcgm_diag_timeout:
     description: Seconds C(dcgmi diag) may run before it is stopped and the check fails.
     type: int
-    default: 600
   ib_write_bw:
     description: Run C(ib_write_bw) between the cross-node peers where an active InfiniBand port is present.
     type: bool
-    default: true
   ib_port:
     description: TCP port of the C(ib_write_bw) server on the first peer (its connection setup).
     type: int
-    default: 18515
   ib_seconds:
     description: Seconds each C(ib_write_bw) run measures (C(-D)).
     type: int
-    default: 5
   env_file:
     description: A KEY=VALUE file (python_stack's NCCL environment) whose variables the measurements get; ignored when absent.
     type: path
   data_workers:
     description: DataLoader workers of the C(data) group; 0 - the node's CPU count.
     type: int
-    default: 0
   data_images:
     description: JPEGs the C(data) group writes, loads and removes (loose files and one LMDB pack).
     type: int
-    default: 512
   data_sample_mib:
     description: Size of the file fio reads in the C(data) group (MiB), written and removed.
     type: int
-    default: 256
   data_seconds:
     description: Seconds each fio job of the C(data) group may read (sequential, random).
     type: int
-    default: 10
   data_images_per_gpu:
     description: Images/s one GPU consumes; 0 - NVIDIA's published one-GPU ResNet-50 training figure of the model.
     type: int
-    default: 0
   input_names:
     description: How error messages name O(thresholds), O(thresholds_by_model) and O(balance_thresholds) (a role passes its variable names).
     type: dict
@@ -238,41 +215,41 @@ def main():
     module = AnsibleModule(argument_spec=dict(
         gpu_facts=dict(type='dict', required=True),
         plan=dict(type='dict', default={}),
-        groups=dict(type='list', elements='str', default=['health', 'balance', 'performance'],
+        groups=dict(type='list', elements='str',
                     choices=['health', 'balance', 'performance', 'cross_node', 'dcgm_diag', 'sel', 'data']),
         host_name=dict(type='str', required=True),
-        sysfs_root=dict(type='path', default='/sys'),
+        sysfs_root=dict(type='path'),
         nvml_path=dict(type='list', elements='path', default=['/opt/gpuops/nvml']),
-        retired_page_limit=dict(type='int', default=10),
-        balance_thresholds=dict(type='dict', default={}),
-        dataset_path=dict(type='str', default=''),
+        retired_page_limit=dict(type='int'),
+        balance_thresholds=dict(type='dict'),
+        dataset_path=dict(type='str'),
         python=dict(type='path'),
-        allow_cpu=dict(type='bool', default=False),
-        thresholds=dict(type='dict', default={}),
-        thresholds_by_model=dict(type='dict', default={}),
-        size_mib=dict(type='int', default=256),
-        resnet50=dict(type='bool', default=False),
-        resnet50_batch=dict(type='int', default=128),
+        allow_cpu=dict(type='bool'),
+        thresholds=dict(type='dict'),
+        thresholds_by_model=dict(type='dict'),
+        size_mib=dict(type='int'),
+        resnet50=dict(type='bool'),
+        resnet50_batch=dict(type='int'),
         peers=dict(type='list', elements='dict', default=[]),
         rank=dict(type='int', default=0),
-        port=dict(type='int', default=29511),
-        iperf3_port=dict(type='int', default=5201),
-        timeout=dict(type='int', default=20),
-        record_dir=dict(type='path', default='/etc/gpuops'),
-        textfile_dir=dict(type='str', default='/var/lib/node_exporter/textfile'),
-        refresh_seconds=dict(type='int', default=604800),
-        dcgm_diag_level=dict(type='int', default=1, choices=[1, 2]),
-        dcgm_diag_timeout=dict(type='int', default=600),
-        ib_write_bw=dict(type='bool', default=True),
-        ib_port=dict(type='int', default=18515),
-        ib_seconds=dict(type='int', default=5),
+        port=dict(type='int'),
+        iperf3_port=dict(type='int'),
+        timeout=dict(type='int'),
+        record_dir=dict(type='path'),
+        textfile_dir=dict(type='str'),
+        refresh_seconds=dict(type='int'),
+        dcgm_diag_level=dict(type='int', choices=[1, 2]),
+        dcgm_diag_timeout=dict(type='int'),
+        ib_write_bw=dict(type='bool'),
+        ib_port=dict(type='int'),
+        ib_seconds=dict(type='int'),
         env_file=dict(type='path'),
         input_names=dict(type='dict', default={}),
-        data_workers=dict(type='int', default=0),
-        data_images=dict(type='int', default=512),
-        data_sample_mib=dict(type='int', default=256),
-        data_seconds=dict(type='int', default=10),
-        data_images_per_gpu=dict(type='int', default=0),
+        data_workers=dict(type='int'),
+        data_images=dict(type='int'),
+        data_sample_mib=dict(type='int'),
+        data_seconds=dict(type='int'),
+        data_images_per_gpu=dict(type='int'),
     ), supports_check_mode=True)
     changed, record = node.validate(module)
     module.exit_json(changed=changed, validation=record)

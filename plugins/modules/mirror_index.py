@@ -96,7 +96,7 @@ EXAMPLES = r"""
   gpuops.dlserver.mirror_index:
     path: /srv/gpuops-mirror
     artifacts: "{{ gpuops_mirror_artifacts }}"
-    mirror_url: "{{ gpuops_mirror_url | default('') }}"
+    mirror_url: "{{ gpuops_mirror_url | default(omit) }}"
     host: "{{ gpuops_mirror_host | default('localhost') }}"
     validate_only: true
 

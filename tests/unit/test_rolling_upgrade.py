@@ -54,7 +54,7 @@ def test_the_one_reboot_handler_is_throttled_by_a_declared_input():
         handlers = yaml.safe_load(fh)
     reboot = [h for h in handlers if "ansible.builtin.reboot" in h]
     assert len(reboot) == 1 and reboot[0]["listen"] == "gpuops reboot"
-    assert reboot[0]["throttle"] == "{{ __common.gpuops_reboot_throttle | default(0) }}"
+    assert reboot[0]["throttle"] == "{{ __common.gpuops_reboot_throttle }}"
     with open(os.path.join(REPO, "roles", "common", "meta", "argument_specs.yml")) as fh:
         spec = yaml.safe_load(fh)["argument_specs"]["gpu"]["options"]["gpuops_reboot_throttle"]
     assert spec["type"] == "int" and spec["default"] == 0

@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import os
 
 import yaml
@@ -15,45 +16,28 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.vars.clean import namespace_facts
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core import value_kinds, value_posture
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_checks, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import in_container, missing_facts, platform_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import plan_current, probe_of, run_id
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.nvidia_repo import input_problems as driver_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import url_trust
-
-# The checks an argument spec cannot make (URLs, versions against branches, ranges), for the roles
-# whose first module call does not make them itself: each would cost a round trip to the host of
-# its own. This action and host_plan (site.yml's first play) run them on the controller, after
-# the conversion, so bad input fails on every host before any change.
-VALUE_CHECKS = {
-    'nvidia_driver': driver_problems,
-}
 
 
 def value_problems(role, inputs, insecure_hosts=(), entry_point='main', context=None):
-    """The problems VALUE_CHECKS finds in ``role``'s converted ``inputs`` (each names its variable),
-    then those of its URL and key variables (module_utils/packages/url_trust.py: every role, every
-    entry point; ``insecure_hosts``: gpuops_insecure_http_hosts), then those of its paths, numbers
-    and values that reach a file the kernel or a tool reads (module_utils/core/value_kinds.py), then
-    those of its lists and its security posture (module_utils/core/value_posture.py). ``context``:
-    posture_context's (``groups``, ``allow``) and, where known, ``facts`` (the probe's gpuops_gpu)."""
-    check = VALUE_CHECKS.get(role) if entry_point == 'main' else None
-    found = list(check(inputs)) if check else []
-    found += url_trust.not_yet_named(url_trust.problems(role, inputs, insecure_hosts), found)
+    """The problems the registry of input checks (module_utils/core/input_checks.py ``REGISTRY``)
+    finds in ``role``'s converted ``inputs`` at ``entry_point``, each naming its variable.
+    ``insecure_hosts``: gpuops_insecure_http_hosts; ``context``: posture_context's (``groups``,
+    ``allow``) and, where known, ``facts`` (the probe's gpuops_gpu) and ``platform``."""
     context = dict(value_posture.context_of(None, insecure_hosts), **(context or {}))
     context['insecure_hosts'] = list(insecure_hosts or [])
-    found += url_trust.not_yet_named(value_kinds.problems(role, inputs, context), found)
-    return found + url_trust.not_yet_named(value_posture.problems(role, inputs, context), found)
+    return input_checks.problems(role, inputs, entry_point, context)
 
 
 def value_notices(role, inputs, context=None):
-    """What the checks of value_problems accepted but could not check, or that configures nothing,
-    said in the run (the action's warnings), each naming the variable: an inventory group that
-    matches no host (value_posture.notices), a GPU clock whose maximum the probe did not read
-    (value_kinds.notices; only where probe data is at hand)."""
-    return value_kinds.notices(role, inputs, context) + value_posture.notices(role, inputs, context)
+    """What the registered checks accepted but could not check, or that configures nothing, said in
+    the run (the action's warnings), each naming the variable (input_checks.notices)."""
+    return input_checks.notices(role, inputs, context)
 
 
 def posture_context(task_vars, templar, insecure_hosts=()):
@@ -69,6 +53,11 @@ def posture_context(task_vars, templar, insecure_hosts=()):
             found.append('%s cannot be evaluated: %s' % (name, exc))
     groups = task_vars.get('groups')
     return value_posture.context_of(dict(groups) if isinstance(groups, dict) else None, insecure_hosts, allow), found
+
+
+def platform_of(facts):
+    """The host's platform as the registered checks read it (``distribution``, ``major``)."""
+    return {'distribution': facts.get('distribution'), 'major': facts.get('distribution_major_version')}
 
 
 def insecure_http_hosts(task_vars, templar):
@@ -110,6 +99,19 @@ def load_spec(role, entry_point='main', roles_dir=ROLES_DIR):
                                % (role, entry_point, path))
         _SPECS[key] = entry.get('options') or {}
     return _SPECS[key]
+
+
+def spec_defaults(from_spec, scaled=None):
+    """{module option: default} for a module whose options stand for role variables:
+    ``from_spec`` maps an option to (role, entry point, variable), ``scaled`` an option to (role,
+    entry point, variable, factor) for a default in another unit. The actions that fill a module's
+    options from the argument specs use it (the specs state each default once)."""
+    found = {}
+    for option, (role, entry, variable) in from_spec.items():
+        found[option] = copy.deepcopy(load_spec(role, entry)[variable]['default'])
+    for option, (role, entry, variable, factor) in (scaled or {}).items():
+        found[option] = load_spec(role, entry)[variable]['default'] * factor
+    return found
 
 
 def platform_var_files(vars_dir, facts):
@@ -201,6 +203,7 @@ class ActionModule(ActionBase):
             hosts, problem = insecure_http_hosts(task_vars, templar)
             context, problems = posture_context(task_vars, templar, hosts)
             context['facts'] = (task_vars.get('ansible_facts') or {}).get('gpuops_gpu')
+            context['platform'] = platform_of(facts or task_vars.get('ansible_facts') or {})
             problems = [problem] if problem else problems or \
                 value_problems(role.lstrip('_'), converted, hosts, entry_point, context)
             if problems:

@@ -58,9 +58,8 @@ def prometheus_config(inputs):
     if not isinstance(inputs, dict):
         raise AnsibleFilterError('gpuops.dlserver.__private.prometheus_config: the inputs (__prometheus) must be a dict, got %r'
                                  % type(inputs).__name__)
-    errors = _prometheus.check_inputs(dict(inputs))
-    if errors:
-        raise AnsibleFilterError('gpuops.dlserver.__private.prometheus_config: ' + '; '.join(errors))
+    # the inputs were checked before any change by the registry of input checks (core/input_checks.py
+    # runs prometheus_config.check_inputs in the role's preflight and in host_plan on every host)
     return _prometheus.scrape_config(dict(inputs))
 
 

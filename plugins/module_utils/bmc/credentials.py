@@ -10,7 +10,7 @@ name and a password are what IPMI 2.0 stores (at most 16 and 20 bytes) in a char
 blanks, quotes, backslashes or shell characters, so that no tool, file or log on the way can read
 them as anything else. A password is never shown, not even in a message about itself.
 
-Checked on every host before any change (host_plan runs ``value_kinds.ROLE_CHECKS['common']``,
+Checked on every host before any change (host_plan runs the registry's ``common.bmc`` entry, core/input_checks.py,
 which calls ``problems``) and again where the recovery converts them. Pure, standard library only.
 """
 
@@ -93,7 +93,7 @@ def problems(inputs):
             problem = '%s is required where gpuops_bmc_recovery is true: %s' % (name, problem)
         if problem:
             found.append(problem)
-    port = inputs.get('gpuops_bmc_port', 623)
+    port = inputs.get('gpuops_bmc_port')
     if 'gpuops_bmc_port' in inputs and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
         found.append('gpuops_bmc_port must be the BMC\'s RMCP+ UDP port, 1 to 65535 (623 is IPMI\'s), got %s'
                      % _shown(port))

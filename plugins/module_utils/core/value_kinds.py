@@ -34,11 +34,10 @@ Kinds (``KINDS``):
   gpu_validate: one line without quotes, backslashes, ``$`` or backticks that the reader would
   strip or expand, no blanks around it, no YAML boolean turned into ``True``).
 
-Where a role already has a check of the same value that runs only on the host or only in its own
-preflight (os_tuning_inputs.problems, the sysctl/limits/paths of os_tuning; dcgm_inputs.problems;
-python_stack's stack_inputs and env_default_problems; gpu_validate's number bounds), ``ROLE_CHECKS``
-runs it from here, so it fails before any change on every host; a problem of the kind checks for a
-variable such a check already named is left out (one message per variable).
+A role's own checks of the same values (os_tuning's sysctl, limits and paths; dcgm_exporter's;
+python_stack's) are not called from here: the registry of every role's checks
+(core/input_checks.py ``REGISTRY``) runs them and this module's ``problems`` in the order it
+states, leaving out a problem for a variable an earlier check named (one message per variable).
 
 ``CARELESS`` lists, per kind, the careless values the bad-input suite gives every variable of that
 kind (tests/unit/roles/bad_input_cases.py), each with its expected outcome and the reason.
@@ -55,7 +54,6 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import credentials as bmc_credentials
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.file_values import (
     env_problems, pam_limits_problems, sysctl_problems, systemd_limits_problems)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.value_numbers import (
@@ -64,8 +62,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.value_numbers
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import SYSTEM_DIRS
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano_inputs import MAX_TIMEOUT, MAX_WORKERS
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_inputs
-from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env, stack_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import stack_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.inputs import BOUNDS as VALIDATE_BOUNDS
 
 KINDS = {
@@ -293,29 +290,6 @@ def path_problem(name, value, kind, params=None):
     return None
 
 
-# ---------------------------------------------------------------------------------------------
-# The checks each role has already, that ran only on the host or in its own preflight
-# ---------------------------------------------------------------------------------------------
-def _os_tuning(inputs):
-    return os_tuning_inputs.problems(inputs)
-
-
-def _dcgm(inputs):
-    return ['%s: %s' % (variable, message) for variable, message in dcgm_inputs.problems(inputs)]
-
-
-def _python_stack(inputs):
-    return stack_inputs.option_input_problems(inputs) + node_env.env_default_problems(inputs.get('env_defaults'))
-
-
-ROLE_CHECKS = {
-    'common': bmc_credentials.problems,  # the entry point bmc: the BMC address, user, password, port
-    'os_tuning': _os_tuning,
-    'dcgm_exporter': _dcgm,
-    'python_stack': _python_stack,
-}
-
-
 def variable_problems(name, value, inputs, context=None):
     """The problems of variable ``name`` (a row of VARIABLES) with ``value``; ``inputs``: the values of
     the same role by full name; ``context``: ``facts`` (the probe's gpuops_gpu) where known."""
@@ -352,30 +326,17 @@ def variable_problems(name, value, inputs, context=None):
     raise ValueError('value_kinds: no check for kind %s' % kind)
 
 
-_NAMED = re.compile(r'[a-z_][a-z0-9_]*')
-
-
-def _named(problem):
-    match = _NAMED.match(problem)
-    return match.group(0) if match else ''
-
-
 def problems(role, inputs, context=None):
     """Every problem of the path, number and file-value variables among ``inputs`` (converted; short
     names without ``<role>_``, or full names as common's entry points and the playbooks have them).
     ``context``: a dict with ``groups``, ``insecure_hosts`` and, where known, ``facts`` (the probe's
-    gpuops_gpu). The role's own checks of these classes (ROLE_CHECKS) first, then the kind checks of
-    the variables they did not name."""
+    gpuops_gpu). The kind checks only; a role's own checks are the registry's (core/input_checks.py)."""
     inputs = inputs or {}
     prefix = '%s_' % role
     values = dict((k if k in VARIABLES else prefix + k, v) for k, v in inputs.items())
     found = []
-    check = ROLE_CHECKS.get(role)
-    if check and all(not k.startswith(prefix) for k in inputs):
-        found.extend(check(inputs))
-    named = set(_named(p) for p in found)
     for name in sorted(values):
-        if name in VARIABLES and name not in named:
+        if name in VARIABLES:
             found.extend(variable_problems(name, values[name], values, context))
     return found
 

@@ -138,6 +138,16 @@ def refusal_text(version, verdict, what):
     return ' '.join(lines)
 
 
+def version_problems(inp):
+    """The refusal of a known-vulnerable ``version`` whose CVEs ``accept_cves`` does not all accept
+    (``VULNERABILITIES``); none for a version input_problems refuses by its form."""
+    version = inp.get('version') or ''
+    if not isinstance(version, str) or not VERSION_RE.fullmatch(version):
+        return []
+    verdict = vulnerable(version, inp.get('accept_cves'))
+    return [refusal_text(version, verdict, 'nvidia_container_toolkit_version')] if verdict['refused'] else []
+
+
 def repo_sha(checksum):
     """The hex digest of a ``sha256:<hex>`` (or bare hex) checksum, lower case; '' when unset."""
     value = (checksum or '').strip().lower()

@@ -19,7 +19,7 @@ import os
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
-from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning, os_tuning_inputs
+from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_simulation
 
 C_ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
@@ -140,10 +140,9 @@ def check_params(inputs, platform):
                         % ', '.join(missing))
     if platform['cmdline_backend'] == 'grub_dropin' and not platform.get('grub_dropin'):
         raise HostError('os_tuning_host: platform.grub_dropin is required with the grub_dropin backend')
-    problems = os_tuning_inputs.problems(inputs)
-    if problems:
-        raise HostError('gpuops.dlserver.os_tuning: bad input, nothing was changed: %s.' % '; '.join(problems),
-                        problems=problems)
+    # The values themselves were checked on the controller before any change by the registry of
+    # input checks (core/input_checks.py runs os_tuning_inputs.problems in the role's preflight and in
+    # host_plan on every host); only what needs this host is checked from here on.
 
 
 def facts(params, check_mode, run_command):

@@ -180,7 +180,7 @@ def _gather_counters(inputs, profiling, mig_capable, errors):
 def _decide_mig(inputs, plan, errors):
     mig = plan.get('mig') or {}
     capable = list(mig.get('capable_gpus') or [])
-    devices = inputs.get('devices', 'f')
+    devices = inputs.get('devices')
     if not isinstance(devices, str) or not _DEVICES_RE.fullmatch(devices):
         errors.append(_err('dcgm_exporter_devices', '%r is not a device selection of dcgm-exporter: f, g, i, '
                                                     'g:0,1 or i:0-3' % (devices,)))
@@ -258,7 +258,7 @@ def decide(inputs, plan, gpu=None, platform=None):
     if not isinstance(interval, int) or isinstance(interval, bool) or not 100 <= interval <= 3600000:
         errors.append(_err('dcgm_exporter_collect_interval_ms', 'must be an integer of at least 100 (milliseconds) '
                                                                 'and at most 3600000 (an hour), got %r' % (interval,)))
-    cuda_requested = str(inputs.get('cuda_major', 'auto'))
+    cuda_requested = str(inputs.get('cuda_major'))
     if cuda_requested not in CUDA_MAJORS + ('auto',):
         errors.append(_err('dcgm_exporter_cuda_major',
                            '%r; allowed: auto, %s' % (cuda_requested, ', '.join(CUDA_MAJORS))))

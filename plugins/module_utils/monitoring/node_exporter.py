@@ -239,13 +239,10 @@ def web_config(inputs, current=None, bcrypt_module=None):
     return config
 
 
-def _check_source(inputs, platform):
+def _check_source(inputs):
     source = inputs.get('source')
     if source not in ('release', 'package'):
         raise ValueError('node_exporter_source must be release or package, not %r' % (source,))
-    if source == 'package' and not platform.get('package'):
-        raise ValueError('node_exporter_source: package is not available on this platform (%s); use release'
-                         % platform.get('name', 'unknown'))
     if source == 'release':
         if not _VERSION.fullmatch(str(inputs.get('version') or '')):
             raise ValueError('node_exporter_version must be a release version such as 1.9.1, not %r'
@@ -419,6 +416,30 @@ def layout(inputs, platform, arch):
     }
 
 
+def input_problems(inputs):
+    """Every problem of the role's typed inputs that its argument spec cannot check, each naming the
+    variable (run by the registry of input checks, core/input_checks.py, before any change)."""
+    errors = _check_names(inputs) + _check_paths(inputs)
+    for func, args in ((parse_listen_address, (inputs.get('listen_address'),)),
+                       (collector_flags, (inputs.get('enabled_collectors', []), inputs.get('disabled_collectors', []))),
+                       (_check_source, (inputs,)), (_check_users, (inputs.get('basic_auth_users') or {},))):
+        try:
+            func(*args)
+        except ValueError as exc:
+            errors.append(str(exc))
+    errors.extend(_check_extra_args(inputs.get('extra_args') or []))
+    errors.extend(_check_urls(inputs))
+    if inputs.get('basic_auth_users') and not inputs.get('tls_cert_file') and not inputs.get('basic_auth_allow_http'):
+        errors.append('node_exporter_basic_auth_users: basic auth over plain HTTP sends the password in clear on '
+                      'every scrape; set node_exporter_tls_cert_file and node_exporter_tls_key_file, or '
+                      'node_exporter_basic_auth_allow_http: true to accept that')
+    cert, key = inputs.get('tls_cert_file') or '', inputs.get('tls_key_file') or ''
+    if bool(cert) != bool(key):
+        errors.append('node_exporter_tls_cert_file and node_exporter_tls_key_file must be set together '
+                      '(cert: %r, key: %r)' % (cert, key))
+    return errors
+
+
 def decide(inputs, platform, host, arch, node=None):
     """Every check and decision of the role, see the module docstring.
 
@@ -430,29 +451,13 @@ def decide(inputs, platform, host, arch, node=None):
     """
     del host
     node = node or {}
-    errors = _check_names(inputs) + _check_paths(inputs)
-
-    def check(func, *args):
-        try:
-            return func(*args)
-        except ValueError as exc:
-            errors.append(str(exc))
-            return None
-
-    check(parse_listen_address, inputs.get('listen_address'))
-    check(collector_flags, inputs.get('enabled_collectors', []), inputs.get('disabled_collectors', []))
-    check(_check_source, inputs, platform)
-    check(_check_users, inputs.get('basic_auth_users') or {})
-    errors.extend(_check_extra_args(inputs.get('extra_args') or []))
-    errors.extend(_check_urls(inputs))
-    if inputs.get('basic_auth_users') and not inputs.get('tls_cert_file') and not inputs.get('basic_auth_allow_http'):
-        errors.append('node_exporter_basic_auth_users: basic auth over plain HTTP sends the password in clear on '
-                      'every scrape; set node_exporter_tls_cert_file and node_exporter_tls_key_file, or '
-                      'node_exporter_basic_auth_allow_http: true to accept that')
-    cert, key = inputs.get('tls_cert_file') or '', inputs.get('tls_key_file') or ''
-    if bool(cert) != bool(key):
-        errors.append('node_exporter_tls_cert_file and node_exporter_tls_key_file must be set together '
-                      '(cert: %r, key: %r)' % (cert, key))
+    # The inputs themselves were checked before any change by the registry of input checks
+    # (core/input_checks.py runs input_problems); only what needs this host's platform, its
+    # architecture and what the host holds (TLS files, the account) is checked here.
+    errors = []
+    if inputs.get('source') == 'package' and not platform.get('package'):
+        errors.append('node_exporter_source: package is not available on this platform (%s); use release'
+                      % platform.get('name', 'unknown'))
     if inputs.get('source') == 'release' and not GOARCH.get(arch):
         errors.append('node_exporter_source: release has no build for architecture %r here; use package' % arch)
     if not errors:

@@ -134,8 +134,8 @@ def input_problems(inp):
     keyring_error = owned_path_error(inp.get('debian_keyring'), 'nvidia_driver_debian_keyring')
     if keyring_error or len(inp.get('debian_keyring') or '') > 1024:
         problems.append(keyring_error or 'nvidia_driver_debian_keyring: a path of at most 1024 characters')
-    timeout = inp.get('reboot_timeout', 1800)
-    if not 60 <= timeout <= 86400:
+    timeout = inp.get('reboot_timeout')
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or not 60 <= timeout <= 86400:
         problems.append('nvidia_driver_reboot_timeout must be between 60 and 86400 seconds, got %s' % timeout)
     status = inp.get('status_file') or ''
     if not STATUS_FILE_RE.fullmatch(status):

@@ -35,7 +35,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.cuda_ma
     cuda_tuple, dali_flavour, pytorch_index, tf_and_cuda_row)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.indexes import (
     insecure_index_problems, trusted_hosts, valid_host)
-from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.node_env import valid_abs_path
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.node_env import env_default_problems, valid_abs_path
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env.requirements import (
     exact_version, lock_problems, lock_requirements, lower_bound, parse_requirement, render_requirement,
     valid_conda_package, valid_name, version_tuple)
@@ -78,8 +78,8 @@ def normalise(env, inputs):
         problems.append('%s: unknown key(s) %s; known: %s' % (where, ', '.join(unknown), ', '.join(sorted(known))))
     out = {
         'name': name,
-        'backend': env.get('backend') or inputs.get('backend', 'venv'),
-        'python': str(env.get('python') or inputs.get('python', '3.11')),
+        'backend': env.get('backend') or inputs.get('backend'),
+        'python': str(env.get('python') or inputs.get('python')),
         'pip': env.get('pip', []),
         'conda': env.get('conda', []),
         'channels': env.get('channels') if env.get('channels') is not None else inputs.get('conda_channels', []),
@@ -475,6 +475,15 @@ def keep_builds(entries, name, current, wanted, keep):
 
 
 # --------------------------------------------------------------------------- role-wide inputs
+
+def input_problems(inputs):
+    """Every problem of the role's typed inputs that its argument spec cannot check: the
+    environment entries (``normalise_all``), the environment defaults and the role-wide options
+    (``option_problems``); the registry of input checks runs it (core/input_checks.py)."""
+    envs, problems = normalise_all(inputs.get('environments', []), inputs)
+    problems.extend(env_default_problems(inputs.get('env_defaults')))
+    return problems + option_problems(inputs, envs)
+
 
 def option_problems(inputs, envs=None):
     """Problems of the role-wide variables the argument spec cannot check.

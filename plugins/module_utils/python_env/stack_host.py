@@ -89,9 +89,12 @@ def do_plan(module):
     inputs = params['inputs']
     if inputs is None:
         module.fail_json(msg='python_stack_host: inputs is required with action=plan')
+    # The inputs were checked on the controller before any change by the registry of input checks
+    # (core/input_checks.py runs python_stack.input_problems: the environment entries, the
+    # environment defaults, the role-wide options). Normalising the environments says their problems
+    # again only because resolving a malformed entry cannot go on (the module may be called without
+    # the role); what needs this host (its Pythons, the lock files read from it) is checked below.
     envs, problems = ps.normalise_all(inputs.get('environments', []), inputs)
-    problems.extend(ne.env_default_problems(inputs.get('env_defaults')))
-    problems.extend(ps.option_problems(inputs, envs))
     if problems:
         module.fail_json(msg='gpuops.dlserver.python_stack: nothing was changed: %s' % '; '.join(problems),
                          problems=problems)
@@ -107,8 +110,8 @@ def do_plan(module):
         'pytorch_index_url': inputs.get('pytorch_index_url', ''),
         'pytorch_cuda': inputs.get('pytorch_cuda', ''),
         'nvidia_index_url': inputs.get('nvidia_index_url', ''),
-        'prefix': inputs.get('prefix', '/opt/gpuops/envs'),
-        'conda_prefix': inputs.get('conda_prefix', '/opt/conda'),
+        'prefix': inputs.get('prefix'),
+        'conda_prefix': inputs.get('conda_prefix'),
     }
     resolved = []
     for env in envs:
@@ -145,7 +148,7 @@ def do_plan(module):
                 backends=sorted(set(r['backend'] for r in resolved if r['state'] == 'present')),
                 expect_gpu=bool(gpu.get('gpu_count')) and (gpu.get('driver') or {}).get('loaded') is True)
     plan['current'] = read_current(module, inputs, plan)
-    verify = bool(inputs.get('verify', True))
+    verify = bool(inputs.get('verify'))
     previous = _read_json(inputs.get('status_file'))
     for res in resolved:
         res['kernel_current'] = _kernel_current(inputs, res) if res['action'] == 'none' else None
@@ -169,7 +172,7 @@ def _kernel_current(inputs, res):
     """None without a Jupyter kernel, else whether its kernel.json is what converge writes."""
     if not res.get('jupyter_kernel'):
         return None
-    path = os.path.join(inputs.get('kernel_dir') or '/usr/local/share/jupyter/kernels', 'gpuops-' + res['name'],
+    path = os.path.join(inputs['kernel_dir'], 'gpuops-' + res['name'],
                         'kernel.json')
     return file_current(path, ps.kernel_spec(res))
 
@@ -204,8 +207,8 @@ def read_current(module, inputs, plan):
     home = module.params['home']
     backends = plan['backends']
     venv = 'venv' in backends
-    conda_prefix = inputs.get('conda_prefix', '/opt/conda')
-    dirs = [home, inputs.get('prefix', '/opt/gpuops/envs')] + ([inputs['cache_dir']] if inputs.get('cache_dir') else [])
+    conda_prefix = inputs.get('conda_prefix')
+    dirs = [home, inputs.get('prefix')] + ([inputs['cache_dir']] if inputs.get('cache_dir') else [])
     names = list(module.params['os_packages'] or [])
     bad = [n for n in names if not _PACKAGE_RE.fullmatch(n)]
     if bad:

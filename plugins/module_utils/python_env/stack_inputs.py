@@ -110,12 +110,12 @@ def option_input_problems(inputs):
         if key in EMPTY_MEANS_NONE and value == '':
             continue
         errors.append(path_error(value, 'python_stack_' + key))
-    errors.append(python_error(inputs.get('python', '3.11'), 'python_stack_python'))
-    if inputs.get('installer', 'uv') == 'uv':
+    errors.append(python_error(inputs.get('python'), 'python_stack_python'))
+    if inputs.get('installer') == 'uv':
         errors.append(release_error(inputs.get('uv_version'), 'python_stack_uv_version'))
     errors.append(url_error(inputs.get('conda_installer_url'), 'python_stack_conda_installer_url'))
     channels = inputs.get('conda_channels') or []
     errors.extend(channel_error(c, 'python_stack_conda_channels') for c in channels)
     errors.append(mirrors_error(inputs.get('conda_mirrors') or {}, 'python_stack_conda_mirrors'))
-    errors.append(keep_builds_error(inputs.get('keep_builds', 1), 'python_stack_keep_builds'))
+    errors.append(keep_builds_error(inputs.get('keep_builds'), 'python_stack_keep_builds'))
     return [e for e in errors if e]

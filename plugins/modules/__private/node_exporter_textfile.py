@@ -50,9 +50,11 @@ options:
     type: path
     default: /run/gpuops/reboot-required
   os_tuning_status_file:
-    description: The status file of the C(gpuops.dlserver.os_tuning) role (held-back kernel updates).
+    description:
+      - The status file of the C(gpuops.dlserver.os_tuning) role (held-back kernel updates).
+      - No default here - the action of the same name fills it from os_tuning's argument spec
+        (C(os_tuning_status_file)) where the task leaves it out.
     type: path
-    default: /etc/gpuops/os_tuning.json
   mode:
     description: File mode of O(path).
     type: str
@@ -105,7 +107,7 @@ def main():
             gpu=dict(type='dict', required=True),
             plan=dict(type='dict', default={}),
             reboot_marker=dict(type='path', default='/run/gpuops/reboot-required'),
-            os_tuning_status_file=dict(type='path', default='/etc/gpuops/os_tuning.json'),
+            os_tuning_status_file=dict(type='path'),
             mode=dict(type='str', default='0644'),
         ),
         supports_check_mode=True,

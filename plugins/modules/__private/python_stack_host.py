@@ -82,13 +82,15 @@ options:
     type: bool
     default: false
   keep_builds:
-    description: How many earlier builds of an environment to keep beside the current one (rollback).
+    description:
+      - How many earlier builds of an environment to keep beside the current one (rollback); required with
+        O(action=converge) - the role passes C(python_stack_keep_builds), whose default its argument spec states.
     type: int
-    default: 1
   kernel_dir:
-    description: Where Jupyter kernels are written (one directory per environment that asks for one).
+    description:
+      - Where Jupyter kernels are written (one directory per environment that asks for one); required with
+        O(action=converge) - the role passes C(python_stack_kernel_dir), whose default its argument spec states.
     type: path
-    default: /usr/local/share/jupyter/kernels
   cache_dir:
     description: Package cache of the installers (C(UV_CACHE_DIR), C(PIP_CACHE_DIR)); empty for none.
     type: path
@@ -206,13 +208,13 @@ def main():
             environment=dict(type='dict'),
             tools=dict(type='dict', default={}),
             expect_gpu=dict(type='bool', default=False),
-            keep_builds=dict(type='int', default=1),
-            kernel_dir=dict(type='path', default='/usr/local/share/jupyter/kernels'),
+            keep_builds=dict(type='int'),
+            kernel_dir=dict(type='path'),
             cache_dir=dict(type='path', default=''),
             home=dict(type='path', default='/opt/gpuops/python_stack'),
             os_packages=dict(type='list', elements='str', default=[]),
         ),
-        required_if=[('action', 'converge', ['environment']),
+        required_if=[('action', 'converge', ['environment', 'keep_builds', 'kernel_dir']),
                      ('action', 'verify', ['environment']),
                      ('action', 'plan', ['inputs'])],
         supports_check_mode=True,

@@ -136,7 +136,9 @@ def _dcgm(inputs):
 
 
 def _node_exporter(inputs):
-    return node_exporter.decide(inputs, dict(_NE_PLATFORM), "gpu-01", "x86_64", {})["errors"]
+    # the route: the registered input check, then the decision (what needs the host) on good input
+    return node_exporter.input_problems(inputs) or \
+        node_exporter.decide(inputs, dict(_NE_PLATFORM), "gpu-01", "x86_64", {})["errors"]
 
 
 # The Python checks each role's preflight runs (through its module or filter).

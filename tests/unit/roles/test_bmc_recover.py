@@ -94,7 +94,7 @@ def test_the_reboot_handler_recovers_then_fails_a_host_that_stayed_down():
     reboot = [h for h in handlers if "ansible.builtin.reboot" in h][0]
     assert reboot["register"] == "__common_reboot_result"
     # only with the opt-in, and not where the rolling upgrade's own rescue recovers
-    assert reboot["ignore_errors"] == ("{{ (__common.gpuops_bmc_recovery | default(false)) and "
+    assert reboot["ignore_errors"] == ("{{ __common.gpuops_bmc_recovery and "
                                        "(__common_bmc_recover_in_handler | default(true)) }}")
     recover = [h for h in handlers if "ansible.builtin.include_tasks" in h][0]
     assert recover["ansible.builtin.include_tasks"] == "{{ role_path }}/tasks/bmc_recover.yml"
@@ -118,7 +118,7 @@ def test_the_rolling_upgrade_recovers_in_the_rescue_of_its_reboot():
     include = [t for t in inner["rescue"] if "ansible.builtin.include_role" in t]
     assert len(include) == 1 and names.index(include[0]["name"]) > first
     assert include[0]["ansible.builtin.include_role"]["tasks_from"] == "bmc_recover.yml"
-    assert include[0]["when"] == "__common.gpuops_bmc_recovery | default(false)"
+    assert include[0]["when"] == "__common.gpuops_bmc_recovery"
     failed = include[0]["vars"]["__common_bmc_failed"]
     assert failed == {"action": "{{ __rolling_failed_action }}", "msg": "{{ __rolling_failure }}",
                       "rebooted": "{{ __rolling_reboot_issued }}"}

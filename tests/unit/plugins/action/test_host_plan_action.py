@@ -35,7 +35,7 @@ def test_a_bad_input_of_a_role_the_plan_skips_fails_naming_it(run, tmp_path):
 
 def test_the_driver_checks_the_spec_cannot_make_fail_on_every_host(run, tmp_path):
     # a CPU-only host, where the plan installs no driver: a version of another branch and a URL
-    # that is none are still refused here (role_inputs' VALUE_CHECKS), before any change
+    # that is none are still refused here (the registry of input checks, core/input_checks.py), before any change
     res = run("plan_cpu_only.yml", "nvidia_driver_version=535.183.01", "nvidia_driver_branch=580",
               "nvidia_driver_debian_mirror=ftp://mirror.example/debian")
     out = res.stdout + res.stderr
@@ -164,19 +164,21 @@ SETTINGS_PLAY = """- hosts: localhost
 """
 
 
-def test_settings_checks_report_a_role_setting_without_failing(run_play, tmp_path):
-    """Issue 34: the probe predicts the failure a run meets in a role's settings (the read-only probe
-    asks host_plan for the roles' own settings checks; they are reported, the plan is still made).
-    (A key over plain http with nothing pinned is refused by host_plan itself since issue 37.)"""
-    res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml", "nvidia_container_toolkit_version=latest")
+def test_settings_checks_report_the_roles_settings_and_bad_ones_fail_every_host(run_play, tmp_path):
+    """Issue 34: the read-only probe asks host_plan for the roles' own settings checks and reports
+    them. Issue 38: those checks are the registry's (core/input_checks.py), which host_plan runs on
+    every host before any change, so a bad setting is refused there, naming the variable."""
+    res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml")
     assert res.returncode == 0, res.stdout + res.stderr
     settings = json.loads((tmp_path / "out.json").read_text())
-    toolkit = settings["nvidia_container_toolkit"]
-    assert toolkit["checked"] is True
-    assert any("nvidia_container_toolkit_version must be a version" in p for p in toolkit["problems"])
+    assert settings["nvidia_container_toolkit"]["checked"] is True
+    assert settings["nvidia_container_toolkit"]["problems"] == []
     assert settings["node_exporter"] == {"checked": False, "problems": [],
                                          "reason": "no settings check of node_exporter runs without the host"}
     assert settings["os_tuning"]["checked"] is True and settings["os_tuning"]["problems"] == []
+    res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml", "nvidia_container_toolkit_version=latest")
+    assert res.returncode != 0
+    assert "bad input, nothing was changed: nvidia_container_toolkit_version must be a version" in res.stdout
 
 
 # Issue 34 item 8: `-e nvidia_driver_brnach=535 -e os_tuning_swapiness=10` ran with rc 0 and was ignored.

@@ -71,7 +71,6 @@ BAD = {
     "validate_fleet_table": (("gpu-01", {}), "validate_fleet_table"),
     "validate_html_report": (("gpu-01", {}), "validate_html_report"),
     "validate_peers": ((["gpu-01"], {"gpu-01": {"gpu_validate_address": "10.0.0.1\nx"}}), "gpu_validate_address"),
-    "validate_inputs": (({"port": 0, "address": "10.0.0.1\nx"},), "gpu_validate_address"),
     "volcano_smoke_result": (({"resources": []}, "four", 600), "volcano_smoke_result"),
 }
 

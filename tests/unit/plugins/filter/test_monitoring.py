@@ -5,6 +5,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_checks
 from ansible_collections.gpuops.dlserver.plugins.filter.__private import node_exporter_plan, prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.filter.__private import prometheus_targets
 
@@ -22,13 +23,13 @@ DEBIAN = {"name": "Debian 12", "package": "prometheus-node-exporter",
           "package_binary": "/usr/bin/prometheus-node-exporter", "package_service": "prometheus-node-exporter"}
 
 
-def test_node_exporter_plan_raises_naming_the_variable_without_secrets():
+def test_bad_node_exporter_input_is_refused_by_the_registry_naming_the_variable_without_secrets():
+    """The route (issue 38): the preflight's registry of input checks refuses it; the plan filter
+    checks only what needs the host's platform and state."""
     inputs = dict(defaults("node_exporter"), listen_address="9100", basic_auth_users={"p": "topsecret"})
-    with pytest.raises(AnsibleFilterError) as info:
-        FILTERS["node_exporter_plan"](inputs, DEBIAN, "gpu-01", "x86_64")
-    assert "node_exporter_listen_address" in str(info.value)
-    assert "bad input, nothing was changed" in str(info.value)
-    assert "topsecret" not in str(info.value)
+    found = input_checks.problems("node_exporter", inputs, "main", {"groups": {}, "allow": {}})
+    assert any(p.startswith("node_exporter_listen_address") for p in found), found
+    assert "topsecret" not in " ".join(found)
 
 
 def test_node_exporter_plan_ok():
@@ -62,8 +63,11 @@ def test_prometheus_targets_bad_listen_address_names_host():
             {"gpu1": {"gpuops_plan": {"exporters": {"node_exporter": {"listen_address": "x"}}}}}, ["gpu1"], "gpu_nodes")
 
 
-def test_prometheus_config_fails_naming_the_variable():
-    with pytest.raises(AnsibleFilterError, match="prometheus_rules_dir must be an absolute path"):
-        FILTERS["prometheus_config"](dict(defaults("prometheus"), rules_dir="rules"))
+def test_prometheus_config_input_is_refused_by_the_registry_naming_the_variable():
+    found = input_checks.problems("prometheus", dict(defaults("prometheus"), rules_dir="rules"), "main",
+                                  {"groups": {}, "allow": {}})
+    assert any("prometheus_rules_dir" in p for p in found), found
     assert FILTERS["prometheus_config"](defaults("prometheus"))["rule_files"] == [
         "/etc/prometheus/rules/gpuops-gpu.rules.yml"]
+
+

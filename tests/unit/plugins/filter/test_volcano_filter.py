@@ -86,7 +86,8 @@ def test_bad_input_fails_the_play_naming_the_variables(tmp_path, probed):
                                    'volcano_scheduler_actions': ['enqueue', 'allocate', 'schedule']})
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert 'nothing was applied' in text
+    # refused by role_inputs' registry of input checks (core/input_checks.py) before the plan
+    assert 'bad input, nothing was changed' in text
     assert 'volcano_queues[0].weight' in text and 'volcano_scheduler_actions[2]' in text
     assert not (tmp_path / 'plan.json').exists()
 

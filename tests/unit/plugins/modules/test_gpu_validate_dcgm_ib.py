@@ -8,6 +8,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import node
+from ansible_collections.gpuops.dlserver.plugins.action.gpu_validate import spec_defaults
 from ansible_collections.gpuops.dlserver.plugins.modules import gpu_validate
 from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
 
@@ -19,7 +20,8 @@ CPU_ONLY = {"source": "pci", "gpu_count": 0, "driver": {"loaded": False}, "gpus"
 
 
 def _run(**args):
-    with patch_module_args(args):
+    # the options the task leaves out, as the action of the same name fills them (the role's spec)
+    with patch_module_args(dict(spec_defaults(), **args)):
         with pytest.raises((ExitJson, FailJson)) as info:
             gpu_validate.main()
     return info.value.args[0]

@@ -84,7 +84,8 @@ def _plan(tmp_path, index, envs, monkeypatch, gpu=None):
 
 
 def _converge(env, **extra):
-    args = {"action": "converge", "environment": env, "tools": {"uv": ""}}
+    args = {"action": "converge", "environment": env, "tools": {"uv": ""}, "keep_builds": 1,
+            "kernel_dir": "/usr/local/share/jupyter/kernels"}
     args.update(extra)
     return _call(args)
 

@@ -37,7 +37,11 @@ def test_listen_address(case):
 @pytest.mark.parametrize("case", CASES["decide"], ids=[c["name"] for c in CASES["decide"]])
 def test_decide(case):
     inputs = dict(DEFAULTS, **case.get("inputs", {}))
-    result = node_exporter.decide(inputs, case.get("platform", DEBIAN), "gpu-01", case.get("arch", "x86_64"))
+    # the route of a run: the registry's check of the inputs (core/input_checks.py) before any
+    # change, then the decision, which checks only what needs the host's platform and state
+    problems = node_exporter.input_problems(inputs)
+    result = {"errors": problems} if problems else \
+        node_exporter.decide(inputs, case.get("platform", DEBIAN), "gpu-01", case.get("arch", "x86_64"))
     if "errors" in case:
         assert len(result["errors"]) == len(case["errors"]), result["errors"]
         for want, got in zip(case["errors"], result["errors"]):

@@ -243,7 +243,7 @@ def test_plain_http_indexes_named_are_trusted():
     assert ix.index_args("") == []
     assert ix.index_args("http://m:1/simple") == ["--index-url", "http://m:1/simple", "--trusted-host", "m:1"]
     env, _problems = ps.normalise({"name": "p", "pip": ["torch==2.13.0"], "index_url": "http://m:1/pypi/simple"},
-                                  {"insecure_index_hosts": ["m:1"]})
+                                  {"insecure_index_hosts": ["m:1"], "backend": "venv", "python": "3.11"})
     assert _problems == []
     text = ps.requirements_text(ps.resolve(env, _context(None))["spec"])
     assert "--trusted-host m:1\n--trusted-host m\ntorch==2.13.0\n" in text  # the PyTorch index of _context is on m
