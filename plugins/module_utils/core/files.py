@@ -135,17 +135,28 @@ def _text_of(path):
         return '(%s is not readable UTF-8 text)\n' % path
 
 
-def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, validate=None):
+def empty_file_current(path, mode=0o644, uid=0, gid=0):
+    """Whether ``path`` is an empty regular file with ``mode``, owner ``uid`` and group ``gid``."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISREG(info.st_mode) and info.st_size == 0 and (info.st_mode & 0o7777) == mode
+            and info.st_uid == uid and info.st_gid == gid)
+
+
+def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, validate=None, keep_empty=False):
     """The one way a module of the collection writes a file it rendered on the host: ``path``
     made to hold ``content`` (str; '' = the file removed) with ``mode``, owner ``uid`` and group
     ``gid``. Nothing is touched when the file already is so (file_current) or in check mode
     (the answer then says what a run would change). The text goes to a temporary file in the
     same directory, is checked by ``validate`` (argv with '%s' for the temporary file; a failure
     fails the module before the file changes) and moved over the file (write_atomic).
-    ``backup``: the old file is kept beside it first (AnsibleModule.backup_local).
+    ``backup``: the old file is kept beside it first (AnsibleModule.backup_local). ``keep_empty``:
+    '' is an empty file, not a removed one.
     Returns {dest, changed, diff: {before, after, before_header, after_header}, backup_file}."""
     result = {'dest': path, 'changed': False, 'backup_file': ''}
-    if file_current(path, content, mode, uid, gid):
+    if empty_file_current(path, mode, uid, gid) if keep_empty and content == '' else file_current(path, content, mode, uid, gid):
         return result
     result['changed'] = True
     result['diff'] = {'before_header': path, 'after_header': path,
@@ -154,7 +165,7 @@ def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, vali
         return result
     if backup and os.path.isfile(path):
         result['backup_file'] = module.backup_local(path)
-    if content == '':
+    if content == '' and not keep_empty:
         if os.path.lexists(path):
             os.unlink(path)
         return result
@@ -184,14 +195,15 @@ def _validate(path, content, mode, module, argv):
 
 def put_files(files, module, uid=0, gid=0):
     """put_file for each of ``files`` ({dest, content, mode (octal str or int, default 0644),
-    backup, validate}; other keys are kept): the list with ``changed`` set on each, and the
+    backup, validate, keep_empty}; other keys are kept): the list with ``changed`` set on each, and the
     diffs of those that changed (for the module's ``diff``)."""
     done, diffs = [], []
     for entry in files:
         mode = entry.get('mode', 0o644)
         mode = int(mode, 8) if isinstance(mode, str) else mode
         put = put_file(entry['dest'], entry['content'], module, mode, uid, gid,
-                       backup=bool(entry.get('backup')), validate=entry.get('validate'))
+                       backup=bool(entry.get('backup')), validate=entry.get('validate'),
+                       keep_empty=bool(entry.get('keep_empty')))
         if put.get('diff'):
             diffs.append(put.pop('diff'))
         done.append(dict(entry, changed=put['changed'], backup_file=put['backup_file']))

@@ -133,3 +133,14 @@ def test_put_files_keeps_the_keys_and_collects_the_diffs(tmp_path):
     assert [(d['key'], d['changed']) for d in done] == [('one', False), ('two', True)]
     assert [d['after'] for d in diffs] == ['n\n']
     assert _mode(tmp_path / "new") == 0o600
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_keep_empty_writes_an_empty_file(tmp_path, check_mode):
+    path = tmp_path / "env"
+    path.write_text("A=1\n")
+    os.chmod(str(path), 0o644)
+    assert put_file(str(path), '', _Module(check_mode), 0o644, *ME, keep_empty=True)['changed']
+    assert path.read_text() == ("A=1\n" if check_mode else "")
+    if not check_mode:
+        assert not put_file(str(path), '', _Module(), 0o644, *ME, keep_empty=True)['changed']
