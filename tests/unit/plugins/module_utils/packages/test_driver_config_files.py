@@ -54,3 +54,34 @@ def test_marked_current_only_where_the_host_has_the_file_so(tmp_path):
     marked = dict((key, mark_current([entry], 0o644, os.getuid(), os.getgid())[0]) for key, entry in config.items())
     assert {k: v['current'] for k, v in marked.items()} == {
         'nouveau_blacklist': True, 'modules_load': False, 'dkms_signing': True}   # no dkms file: removed already
+
+
+class _Module(object):
+    def __init__(self, check_mode):
+        self.check_mode = check_mode
+
+    def atomic_move(self, src, dest):
+        os.rename(src, dest)
+
+
+def test_write_config_renders_what_the_resolve_renders_and_writes_it(tmp_path, monkeypatch):
+    import pytest
+    if os.geteuid() != 0:
+        pytest.skip("the files are written root-owned")
+    plat = dict(PLAT, blacklist_file=str(tmp_path / "blacklist.conf"), modules_load_file=str(tmp_path / "modules.conf"),
+                dkms_mok_file=str(tmp_path / "mok.conf"))
+    (tmp_path / "mok.conf").write_text("left over\n")
+    monkeypatch.setattr(driver_resolve, "choose_packages", lambda inp, platform, plan: ({}, PK))
+    params = {'inputs': {}, 'platform': plat, 'plan': {'driver': {'branch': {'value': '535'}}},
+              'files': ['nouveau_blacklist', 'modules_load', 'dkms_signing']}
+    files, _dummy = driver_resolve.render_files(plat, PK, RESULT, {}, None, '', None, 'the host', 'proprietary')
+    wanted = driver_resolve.config_files(plat, files)
+    checked = driver_resolve.write_config(params, _Module(True))
+    assert checked['changed'] and [d['after'] for d in checked['diff']] == [wanted[k]['content'] for k in params['files']]
+    assert not (tmp_path / "blacklist.conf").exists() and (tmp_path / "mok.conf").exists(), "check mode wrote"
+    written = driver_resolve.write_config(params, _Module(False))
+    assert [w['key'] for w in written['written'] if w['changed']] == params['files']
+    assert (tmp_path / "modules.conf").read_text() == wanted['modules_load']['content']
+    assert not (tmp_path / "mok.conf").exists()
+    assert all(entry['current'] for entry in mark_current(list(wanted.values())))
+    assert driver_resolve.write_config(params, _Module(False))['changed'] is False

@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one call of gpuops.dlserver.__private.nvidia_driver_host: ``run(module)`` dispatches the
+action (driver_resolve's inputs, resolve, after_install, verify, restore, write_config), marks
+each file of the resolve ``current`` and ends the module. The module file keeps its
+documentation and argument specification only (``ARGUMENT_SPEC`` here)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
+
+ACTIONS = ['inputs', 'resolve', 'after_install', 'verify', 'restore', 'write_config']
+CONFIG_FILES = ['nouveau_blacklist', 'modules_load', 'dkms_signing']
+
+ARGUMENT_SPEC = dict(
+    action=dict(type='str', required=True, choices=ACTIONS),
+    inputs=dict(type='dict', default={}),
+    platform=dict(type='dict', default={}),
+    plan=dict(type='dict', default={}),
+    gpu=dict(type='dict', default={}),
+    state=dict(type='dict', default={}),
+    sysfs_root=dict(type='path', default='/sys'),
+    lock_timeout=dict(type='int', default=300),
+    cuda=dict(type='dict', default={}),
+    failure=dict(type='dict', default={}),
+    files=dict(type='list', elements='str', default=[], choices=CONFIG_FILES),
+)
+
+
+def inputs(params, host):
+    del host
+    # The branch is the plan's (plugins/module_utils/plan/driver_branch.py), not decided here.
+    return {'problems': repo.input_problems(params['inputs'])}
+
+
+def restore(module, host):
+    """The driver change failed: restore, read back, and fail with what happened."""
+    try:
+        record = driver_resolve.restore(module.params, host)
+    except Exception as exc:  # pylint: disable=broad-except
+        # whatever went wrong, the failure carries a record: the rolling upgrade reads it
+        record = {'restored': False, 'changed': False, 'items': [], 'remaining': [], 'now': 'unknown',
+                  'msg': 'The NVIDIA driver change failed at "%s": %s. The restore itself failed (%s): what the '
+                         'node now has is unknown' % ((module.params['failure'] or {}).get('task') or '?',
+                                                      (module.params['failure'] or {}).get('msg') or 'no message',
+                                                      getattr(exc, 'msg', exc))}
+    module.fail_json(msg=record['msg'], changed=record['changed'], transaction=record)
+
+
+def run(module):
+    """The module's whole call, ended with exit_json or fail_json."""
+    host = Host(module)
+    action = module.params['action']
+    if action == 'restore':
+        restore(module, host)
+        return
+    try:
+        if action == 'inputs':
+            result = inputs(module.params, host)
+        elif action == 'write_config':
+            result = driver_resolve.write_config(module.params, module)
+        else:
+            result = getattr(driver_resolve, action)(module.params, host)
+    except Failure as exc:
+        exc.fail_json(module)
+    if result['problems']:
+        fail_problems(module, result)
+    # each file says whether the host has it so already: the role writes only the others
+    if result.get('repo_files'):
+        result['repo_files'] = mark_current(result['repo_files'])
+    if result.get('config_files'):
+        result['config_files'] = dict((key, mark_current([entry])[0]) for key, entry in result['config_files'].items())
+    if action == 'resolve':
+        # converged: nothing the role's change phases manage differs (then also after and verified)
+        try:
+            result.update(driver_resolve.fast_path(module.params, host, result))
+        except Failure as exc:
+            exc.fail_json(module)
+    module.exit_json(changed=result.pop('changed', False), **result)
