@@ -2,7 +2,8 @@
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one call of gpuops.dlserver.__private.nvidia_driver_host: ``run(module)`` dispatches the
-action (driver_resolve's inputs, resolve, after_install, verify, restore, write_config), marks
+action (driver_resolve's inputs, resolve, after_install, verify, restore, write_config,
+write_repo), marks
 each file of the resolve ``current`` and ends the module. The module file keeps its
 documentation and argument specification only (``ARGUMENT_SPEC`` here)."""
 
@@ -15,7 +16,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import dr
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
 
-ACTIONS = ['inputs', 'resolve', 'after_install', 'verify', 'restore', 'write_config']
+ACTIONS = ['inputs', 'resolve', 'after_install', 'verify', 'restore', 'write_config', 'write_repo']
 CONFIG_FILES = ['nouveau_blacklist', 'modules_load', 'dkms_signing']
 
 ARGUMENT_SPEC = dict(
@@ -65,6 +66,8 @@ def run(module):
             result = inputs(module.params, host)
         elif action == 'write_config':
             result = driver_resolve.write_config(module.params, module)
+        elif action == 'write_repo':
+            result = driver_resolve.write_repo(module.params, module, host)
         else:
             result = getattr(driver_resolve, action)(module.params, host)
     except Failure as exc:

@@ -77,6 +77,18 @@ def write_config(p, module):
             'written': [{'key': d['key'], 'dest': d['dest'], 'changed': d['changed']} for d in done]}
 
 
+def write_repo(p, module, host):
+    """action=write_repo: the read of action=resolve again (its repository files need the
+    versions and the checked key it reads), then its repository files, keyring and version pin
+    written here (core/files.put_files: atomic, root 0644, --diff, check mode; '' = removed)."""
+    result = resolve(p, host)
+    if result['problems']:
+        return {'problems': result['problems']}
+    done, diffs = put_files(result['repo_files'], module)
+    return {'problems': [], 'changed': bool(diffs), 'diff': diffs,
+            'written': [{'dest': d['dest'], 'changed': d['changed']} for d in done]}
+
+
 def resolve(p, host):
     """The whole read of ``action=resolve``: repositories, versions, boot state, and the decisions."""
     inp, plat, plan, gpu = p['inputs'], p['platform'], p['plan'], p['gpu']

@@ -44,6 +44,9 @@ description:
     renders them and writes them here (C(plugins/module_utils/core/files.py): atomic, root 0644, a diff
     under C(--diff), nothing written in check mode; the DKMS signing file removed without a key pair). It
     reads no repository; their text never travels through the controller.
+  - C(action=write_repo) makes the read of C(action=resolve) again (the repository files need the versions
+    and the checked key) and writes the role's repository files, keyring and version pin (RV(repo_files))
+    here, with the same writer; those no longer wanted are removed.
   - Decisions live in C(plugins/module_utils/packages/nvidia_repo.py); the reads of the host in
     C(driver_host.py) and C(driver_resolve.py) beside it.
 author:
@@ -52,16 +55,16 @@ attributes:
   check_mode:
     support: full
     description: >-
-      Reads only; it runs the same in check mode (C(action=restore) and C(action=write_config) change
-      nothing in check mode).
+      Reads only; it runs the same in check mode (C(action=restore), C(action=write_config) and
+      C(action=write_repo) change nothing in check mode).
   diff_mode:
     support: full
-    description: C(action=write_config) returns the before and after of each file that changes.
+    description: C(action=write_config) and C(action=write_repo) return the before and after of each file that changes.
 options:
   action:
     description: What to do (see the description).
     type: str
-    choices: [inputs, resolve, after_install, verify, restore, write_config]
+    choices: [inputs, resolve, after_install, verify, restore, write_config, write_repo]
     required: true
   inputs:
     description: The role's inputs converted by its argument spec (C(__nvidia_driver)).
@@ -176,8 +179,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 written:
-  description: (write_config) Each file named in O(files) (C(key), C(dest)) and whether this run changed it.
-  returned: action is write_config
+  description:
+    - (write_config) Each file named in O(files) (C(key), C(dest)) and whether this run changed it.
+    - (write_repo) Each repository file (C(dest)) and whether this run changed (wrote or removed) it.
+  returned: action is write_config or write_repo
   type: list
   elements: dict
 target:

@@ -85,3 +85,21 @@ def test_write_config_renders_what_the_resolve_renders_and_writes_it(tmp_path, m
     assert not (tmp_path / "mok.conf").exists()
     assert all(entry['current'] for entry in mark_current(list(wanted.values())))
     assert driver_resolve.write_config(params, _Module(False))['changed'] is False
+
+
+def test_write_repo_writes_the_files_of_the_resolve_and_removes_those_not_needed(tmp_path, monkeypatch):
+    import pytest
+    if os.geteuid() != 0:
+        pytest.skip("the files are written root-owned")
+    (tmp_path / "legacy.list").write_text("deb old\n")
+    files = [{'dest': str(tmp_path / "cuda.sources"), 'content': 'Types: deb\n'},
+             {'dest': str(tmp_path / "legacy.list"), 'content': ''}]
+    monkeypatch.setattr(driver_resolve, "resolve", lambda p, host: {'problems': [], 'repo_files': files})
+    checked = driver_resolve.write_repo({}, _Module(True), None)
+    assert checked['changed'] and (tmp_path / "legacy.list").exists() and not (tmp_path / "cuda.sources").exists()
+    written = driver_resolve.write_repo({}, _Module(False), None)
+    assert [w['changed'] for w in written['written']] == [True, True]
+    assert (tmp_path / "cuda.sources").read_text() == 'Types: deb\n' and not (tmp_path / "legacy.list").exists()
+    assert driver_resolve.write_repo({}, _Module(False), None)['changed'] is False
+    monkeypatch.setattr(driver_resolve, "resolve", lambda p, host: {'problems': ['bad'], 'repo_files': files})
+    assert driver_resolve.write_repo({}, _Module(False), None) == {'problems': ['bad']}
