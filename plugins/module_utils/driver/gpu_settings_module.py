@@ -71,4 +71,3 @@ def run(module):
             "%s %s" % (c["bus_id"], c["setting"]) for c in after["commands"]))
     module.exit_json(changed=True, gpus=after["gpus"], commands=argvs, converged=converged,
                      reason="ran %d command(s): %s" % (len(argvs), before["reason"]))
-

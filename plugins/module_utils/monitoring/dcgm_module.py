@@ -103,4 +103,3 @@ def check_repository(module, options):
     if result and result['problems']:
         fail_problems(module, {'problems': result['problems']})
     return result
-

@@ -77,4 +77,3 @@ def _state(module, params):
 
     return node_exporter_host.state(lay, params['gpu'], params['plan'], bool(inputs.get('gpu_textfile')),
                                     TEXTFILE_REBOOT_MARKER, TEXTFILE_OS_TUNING_STATUS, show=show, scrape=scrape)
-

@@ -59,4 +59,3 @@ def run(module):
             result['changed'] = module.set_fs_attributes_if_different(
                 module.load_file_common_arguments(dict(path=path, mode=params['mode'])), False)
     module.exit_json(**result)
-

@@ -51,4 +51,3 @@ def run(module):
         except OSError as exc:
             module.fail_json(msg='cannot write %s: %s' % (result['index'], exc), problems=[str(exc)])
     module.exit_json(**result)
-
