@@ -20,14 +20,24 @@ import stat
 import tempfile
 
 
-def write_atomic(path, text, mode, module=None):
-    """Replace ``path`` by ``text`` (str) with permissions ``mode`` (int, e.g. 0o644)."""
+def _temporary_copy(path, text, mode, suffix):
+    """A new file with an unpredictable name beside ``path`` holding ``text`` with ``mode``: its path."""
     directory = os.path.dirname(os.path.abspath(path))
-    handle, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix='.tmp', dir=directory)
+    handle, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix=suffix, dir=directory)
     try:
         with os.fdopen(handle, 'w') as out:
             out.write(text)
         os.chmod(tmp, mode)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_atomic(path, text, mode, module=None):
+    """Replace ``path`` by ``text`` (str) with permissions ``mode`` (int, e.g. 0o644)."""
+    tmp = _temporary_copy(path, text, mode, '.tmp')
+    try:
         if module is not None:
             module.atomic_move(tmp, path)
             # atomic_move gives the new file the old file's mode (or the umask's for a new file)
@@ -179,12 +189,8 @@ def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, vali
 def _validate(path, content, mode, module, argv):
     """Run ``argv`` ('%s' = a temporary copy of the new text beside ``path``); fail the module
     with its output when it does not accept the text."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix='.check', dir=directory)
+    tmp = _temporary_copy(path, content, mode, '.check')
     try:
-        with os.fdopen(handle, 'w') as out:
-            out.write(content)
-        os.chmod(tmp, mode)
         rc, out, err = module.run_command([arg.replace('%s', tmp) for arg in argv])
     finally:
         os.unlink(tmp)

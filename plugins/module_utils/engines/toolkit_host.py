@@ -106,6 +106,14 @@ def validate_containerd(host, binary, main_text, dropin_text, version, work, pla
     return 'containerd --config <candidate> config dump shows the nvidia runtime and every CRI setting of the drop-in'
 
 
+def merged_engines(host, inp, plat):
+    """The engines the host has, those chosen, and engine_files for them."""
+    present = engines_present(host, plat)
+    engines = ctk.choose_engines(inp.get('engines') or [], present)
+    files, records = engine_files(host, inp, plat, present, engines['value'])
+    return present, engines, files, records
+
+
 def engine_files(host, inp, plat, present, engines):
     """The engines' files the merge changes ([{dest, content, engine, backup, validate}]) and the
     record of each engine; raises ce.ConfigError on a file that cannot be merged."""
@@ -177,10 +185,8 @@ def resolve(module, host):
         return {'problems': [ctk.refusal_text(inp['version'], verdict, 'nvidia_container_toolkit_version')],
                 'vulnerabilities': verdict}
     have = installed(host, inp.get('accept_cves'))
-    present = engines_present(host, plat)
-    engines = ctk.choose_engines(inp.get('engines') or [], present)
     try:
-        files, records = engine_files(host, inp, plat, present, engines['value'])
+        present, engines, files, records = merged_engines(host, inp, plat)
     except ce.ConfigError as exc:
         return {'problems': [str(exc)]}
     restart = ctk.restart_decision([f['engine'] for f in files], docker_state(host, present.get('docker')),
@@ -275,10 +281,8 @@ def write(module, host):
     Docker's checked by ``dockerd --validate`` before it replaces the old one, --diff, check
     mode). ``written``: [{dest, engine, changed}] (the handler restarts the engines that changed)."""
     inp, plat = module.params['inputs'], module.params['platform']
-    present = engines_present(host, plat)
-    engines = ctk.choose_engines(inp.get('engines') or [], present)
     try:
-        files, dummy = engine_files(host, inp, plat, present, engines['value'])
+        present, dummy, files, dummy2 = merged_engines(host, inp, plat)
     except ce.ConfigError as exc:
         return {'problems': [str(exc)]}
     wanted = [dict(f, validate=[present['docker'], '--validate', '--config-file', '%s']
