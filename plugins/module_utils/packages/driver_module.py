@@ -2,16 +2,16 @@
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one call of gpuops.dlserver.__private.nvidia_driver_host: ``run(module)`` dispatches the
-action (driver_resolve's inputs, resolve, after_install, verify, restore, write_config,
-write_repo), marks
-each file of the resolve ``current`` and ends the module. The module file keeps its
+action (driver_resolve's inputs, resolve, after_install, verify, restore; write_config and
+write_repo here, which write the files the resolve renders on the host with core/files.put_files),
+marks each file of the resolve ``current`` and ends the module. The module file keeps its
 documentation and argument specification only (``ARGUMENT_SPEC`` here)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current, put_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
@@ -40,6 +40,32 @@ def inputs(params, host):
     return {'problems': repo.input_problems(params['inputs'])}
 
 
+def write_config(p, module):
+    """action=write_config: the configuration files named in ``files`` rendered as the resolve
+    renders them (config_texts) and written here (core/files.put_files: atomic, root 0644,
+    --diff, check mode; dkms_signing '' = the file removed). Reads no repository."""
+    inp, plat, plan = p['inputs'], p['platform'], p['plan']
+    plat = dict(plat, branch=str(plan['driver']['branch']['value'] or ''))
+    dummy, pk = driver_resolve.choose_packages(inp, plat, plan)
+    texts = driver_resolve.config_texts(plat, pk, dict((k, v) for k, v in (inp.get('secure_boot_keys') or {}).items() if v))
+    wanted = [dict(driver_resolve.config_files(plat, texts)[key], key=key) for key in p['files']]
+    done, diffs = put_files(wanted, module)
+    return {'problems': [], 'changed': bool(diffs), 'diff': diffs,
+            'written': [{'key': d['key'], 'dest': d['dest'], 'changed': d['changed']} for d in done]}
+
+
+def write_repo(p, module, host):
+    """action=write_repo: the read of action=resolve again (its repository files need the
+    versions and the checked key it reads), then its repository files, keyring and version pin
+    written here (core/files.put_files: atomic, root 0644, --diff, check mode; '' = removed)."""
+    result = driver_resolve.resolve(p, host)
+    if result['problems']:
+        return {'problems': result['problems']}
+    done, diffs = put_files(result['repo_files'], module)
+    return {'problems': [], 'changed': bool(diffs), 'diff': diffs,
+            'written': [{'dest': d['dest'], 'changed': d['changed']} for d in done]}
+
+
 def restore(module, host):
     """The driver change failed: restore, read back, and fail with what happened."""
     try:
@@ -65,9 +91,9 @@ def run(module):
         if action == 'inputs':
             result = inputs(module.params, host)
         elif action == 'write_config':
-            result = driver_resolve.write_config(module.params, module)
+            result = write_config(module.params, module)
         elif action == 'write_repo':
-            result = driver_resolve.write_repo(module.params, module, host)
+            result = write_repo(module.params, module, host)
         else:
             result = getattr(driver_resolve, action)(module.params, host)
     except Failure as exc:

@@ -16,7 +16,6 @@ __metaclass__ = type
 import os
 import shutil
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import put_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources as sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_sources
@@ -61,32 +60,6 @@ def config_texts(plat, pk, keys):
     return {'modules_load': header + '\n' + ''.join(m + '\n' for m in pk['modules_load']),
             'dkms_signing': repo.dkms_signing_conf(keys, header),
             'nouveau_blacklist': header + '\n' + NOUVEAU_BLACKLIST}
-
-
-def write_config(p, module):
-    """action=write_config: the configuration files named in ``files`` rendered as the resolve
-    renders them (config_texts) and written here (core/files.put_files: atomic, root 0644,
-    --diff, check mode; dkms_signing '' = the file removed). Reads no repository."""
-    inp, plat, plan = p['inputs'], p['platform'], p['plan']
-    plat = dict(plat, branch=str(plan['driver']['branch']['value'] or ''))
-    dummy, pk = choose_packages(inp, plat, plan)
-    texts = config_texts(plat, pk, dict((k, v) for k, v in (inp.get('secure_boot_keys') or {}).items() if v))
-    wanted = [dict(config_files(plat, texts)[key], key=key) for key in p['files']]
-    done, diffs = put_files(wanted, module)
-    return {'problems': [], 'changed': bool(diffs), 'diff': diffs,
-            'written': [{'key': d['key'], 'dest': d['dest'], 'changed': d['changed']} for d in done]}
-
-
-def write_repo(p, module, host):
-    """action=write_repo: the read of action=resolve again (its repository files need the
-    versions and the checked key it reads), then its repository files, keyring and version pin
-    written here (core/files.put_files: atomic, root 0644, --diff, check mode; '' = removed)."""
-    result = resolve(p, host)
-    if result['problems']:
-        return {'problems': result['problems']}
-    done, diffs = put_files(result['repo_files'], module)
-    return {'problems': [], 'changed': bool(diffs), 'diff': diffs,
-            'written': [{'dest': d['dest'], 'changed': d['changed']} for d in done]}
 
 
 def resolve(p, host):
