@@ -27,7 +27,7 @@ description:
     (and active where the specification is generated) - and, where it is, makes the verification of
     C(action=verify) in the same round trip (RV(verify)). The role then runs none of its other tasks.
   - C(action=runtime) merges O(inputs) runtime settings into the toolkit's C(config.toml) (after the packages
-    are installed) and writes it here when it changes (C(plugins/module_utils/core/files.py): atomic, root
+    are installed) and writes it here when it changes (C(plugins/module_utils/core/files.py) - atomic, root
     0644, the old file kept beside it, a diff under C(--diff), nothing written in check mode).
   - C(action=write) merges the engines' files as C(action=resolve) does and writes those that change here
     (the same writer; the user's file kept beside it; Docker's file checked by C(dockerd --validate) before

@@ -41,7 +41,7 @@ description:
     held, reads everything back and B(always fails), with a message that says what was restored and what
     the node now has, and the record in RV(transaction). In check mode it restores nothing.
   - C(action=write_config) renders the driver's configuration files named in O(files) as C(action=resolve)
-    renders them and writes them here (C(plugins/module_utils/core/files.py): atomic, root 0644, a diff
+    renders them and writes them here (C(plugins/module_utils/core/files.py) - atomic, root 0644, a diff
     under C(--diff), nothing written in check mode; the DKMS signing file removed without a key pair). It
     reads no repository; their text never travels through the controller.
   - C(action=write_repo) makes the read of C(action=resolve) again (the repository files need the versions

@@ -25,7 +25,7 @@ description:
     returned (apt refuses one URL with two keyrings) and RV(configured_by) names that file.
   - With O(write), the files that are not current are written (or removed) here, with
     C(plugins/module_utils/core/files.py) (atomic, root 0644, a diff under C(--diff), nothing written in
-    check mode): their text never travels through the controller
+    check mode) - their text never travels through the controller
     (C(roles/common/tasks/package_repo_write.yml)).
   - Logic in C(plugins/module_utils/packages/repo_files.py) and C(repo_trust.py).
 author:

@@ -38,8 +38,8 @@ description:
     it and swaps the link in, keeping a directory or file found there as C(<prefix>/.<name>-adopted)
     (the result's C(adopted) says where the old environment is). Plan/adopt.py decides.
   - O(action=write) renders, as O(action=plan) does, the files named in O(files) and writes them
-    here (C(plugins/module_utils/core/files.py): atomic, mode 0644, owner root, a diff under
-    C(--diff), nothing written in check mode); their text never travels through the controller.
+    here (C(plugins/module_utils/core/files.py) - atomic, mode 0644, owner root, a diff under
+    C(--diff), nothing written in check mode) - their text never travels through the controller.
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
