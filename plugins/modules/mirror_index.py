@@ -145,15 +145,8 @@ problems:
   elements: str
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror import (
-    SUMS_NAME,
-    index_mirror,
-    write_index,
-)
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_inputs import problems as mirror_problems
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import mirror_module
 
 
 def main():
@@ -172,37 +165,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    params = module.params
-    if params['validate_only']:
-        # the mirror playbook's variables by what they mean (module_utils/packages/mirror_inputs.py)
-        problems = mirror_problems('gpuops', {'gpuops_mirror_dir': params['path'],
-                                              'gpuops_mirror_artifacts': params['artifacts'],
-                                              'gpuops_mirror_url': params['mirror_url'],
-                                              'gpuops_mirror_host': params['host']})
-        if problems:
-            module.fail_json(msg='gpuops.dlserver.mirror: bad input, nothing was fetched or written '
-                                 '(gpuops_mirror_artifacts entries need `path` (relative, no ..), `url` and '
-                                 '`checksum: sha256:<64 hex>`): ' + '; '.join(problems), problems=problems)
-        module.exit_json(changed=False, problems=[])
-
-    mirror_dir = params['path']
-    if not os.path.isdir(mirror_dir):
-        module.fail_json(msg='the mirror directory %s does not exist' % mirror_dir, problems=[])
-    old_text, new_text, changes, problems = index_mirror(mirror_dir, params['artifacts'], params['scan'])
-    if problems:
-        module.fail_json(msg='cannot index the mirror %s: %s' % (mirror_dir, '; '.join(problems)),
-                         problems=problems)
-    changed = new_text != old_text
-    result = dict(changed=changed, index=os.path.join(mirror_dir, SUMS_NAME), problems=[], **changes)
-    if module._diff and changed:
-        result['diff'] = dict(before=old_text, after=new_text,
-                              before_header=result['index'], after_header=result['index'])
-    if changed and not module.check_mode:
-        try:
-            write_index(mirror_dir, new_text, module=module)
-        except OSError as exc:
-            module.fail_json(msg='cannot write %s: %s' % (result['index'], exc), problems=[str(exc)])
-    module.exit_json(**result)
+    mirror_module.run(module)
 
 
 if __name__ == '__main__':

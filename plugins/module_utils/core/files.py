@@ -20,14 +20,24 @@ import stat
 import tempfile
 
 
-def write_atomic(path, text, mode, module=None):
-    """Replace ``path`` by ``text`` (str) with permissions ``mode`` (int, e.g. 0o644)."""
+def _temporary_copy(path, text, mode, suffix):
+    """A new file with an unpredictable name beside ``path`` holding ``text`` with ``mode``: its path."""
     directory = os.path.dirname(os.path.abspath(path))
-    handle, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix='.tmp', dir=directory)
+    handle, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix=suffix, dir=directory)
     try:
         with os.fdopen(handle, 'w') as out:
             out.write(text)
         os.chmod(tmp, mode)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_atomic(path, text, mode, module=None):
+    """Replace ``path`` by ``text`` (str) with permissions ``mode`` (int, e.g. 0o644)."""
+    tmp = _temporary_copy(path, text, mode, '.tmp')
+    try:
         if module is not None:
             module.atomic_move(tmp, path)
             # atomic_move gives the new file the old file's mode (or the umask's for a new file)
@@ -112,3 +122,95 @@ def file_states(directories, suffix='.json', limit=1 << 20, mode=0o644, uid=0, g
             found[path] = {'sha256': digest,
                            'attrs': (info.st_mode & 0o7777) == mode and info.st_uid == uid and info.st_gid == gid}
     return found
+
+
+DIFF_LIMIT = 1 << 16
+
+
+def _text_of(path):
+    """The text of ``path`` for a diff: '' when it is missing, a note when it is no regular
+    text file or too large to show."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return ''
+    if not stat.S_ISREG(info.st_mode):
+        return '(%s is not a regular file)\n' % path
+    if info.st_size > DIFF_LIMIT:
+        return '(%s: %d bytes, not shown)\n' % (path, info.st_size)
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read().decode('utf-8')
+    except (IOError, OSError, UnicodeDecodeError):
+        return '(%s is not readable UTF-8 text)\n' % path
+
+
+def empty_file_current(path, mode=0o644, uid=0, gid=0):
+    """Whether ``path`` is an empty regular file with ``mode``, owner ``uid`` and group ``gid``."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISREG(info.st_mode) and info.st_size == 0 and (info.st_mode & 0o7777) == mode
+            and info.st_uid == uid and info.st_gid == gid)
+
+
+def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, validate=None, keep_empty=False):
+    """The one way a module of the collection writes a file it rendered on the host: ``path``
+    made to hold ``content`` (str; '' = the file removed) with ``mode``, owner ``uid`` and group
+    ``gid``. Nothing is touched when the file already is so (file_current) or in check mode
+    (the answer then says what a run would change). The text goes to a temporary file in the
+    same directory, is checked by ``validate`` (argv with '%s' for the temporary file; a failure
+    fails the module before the file changes) and moved over the file (write_atomic).
+    ``backup``: the old file is kept beside it first (AnsibleModule.backup_local). ``keep_empty``:
+    '' is an empty file, not a removed one.
+    Returns {dest, changed, diff: {before, after, before_header, after_header}, backup_file}."""
+    result = {'dest': path, 'changed': False, 'backup_file': ''}
+    if empty_file_current(path, mode, uid, gid) if keep_empty and content == '' else file_current(path, content, mode, uid, gid):
+        return result
+    result['changed'] = True
+    result['diff'] = {'before_header': path, 'after_header': path,
+                      'before': _text_of(path), 'after': content}
+    if module.check_mode:
+        return result
+    if backup and os.path.isfile(path):
+        result['backup_file'] = module.backup_local(path)
+    if content == '' and not keep_empty:
+        if os.path.lexists(path):
+            os.unlink(path)
+        return result
+    if validate:
+        _validate(path, content, mode, module, validate)
+    write_atomic(path, content, mode, module)
+    os.chown(path, uid, gid)
+    return result
+
+
+def _validate(path, content, mode, module, argv):
+    """Run ``argv`` ('%s' = a temporary copy of the new text beside ``path``); fail the module
+    with its output when it does not accept the text."""
+    tmp = _temporary_copy(path, content, mode, '.check')
+    try:
+        rc, out, err = module.run_command([arg.replace('%s', tmp) for arg in argv])
+    finally:
+        os.unlink(tmp)
+    if rc != 0:
+        module.fail_json(msg='%s: the new text was not accepted by %s, the file was left as it was: %s'
+                         % (path, argv[0], (err or out).strip()), rc=rc)
+
+
+def put_files(files, module, uid=0, gid=0):
+    """put_file for each of ``files`` ({dest, content, mode (octal str or int, default 0644),
+    backup, validate, keep_empty}; other keys are kept): the list with ``changed`` set on each, and the
+    diffs of those that changed (for the module's ``diff``)."""
+    done, diffs = [], []
+    for entry in files:
+        mode = entry.get('mode', 0o644)
+        mode = int(mode, 8) if isinstance(mode, str) else mode
+        put = put_file(entry['dest'], entry['content'], module, mode, uid, gid,
+                       backup=bool(entry.get('backup')), validate=entry.get('validate'),
+                       keep_empty=bool(entry.get('keep_empty')))
+        if put.get('diff'):
+            diffs.append(put.pop('diff'))
+        done.append(dict(entry, changed=put['changed'], backup_file=put['backup_file']))
+    return done, diffs

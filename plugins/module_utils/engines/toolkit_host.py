@@ -106,23 +106,22 @@ def validate_containerd(host, binary, main_text, dropin_text, version, work, pla
     return 'containerd --config <candidate> config dump shows the nvidia runtime and every CRI setting of the drop-in'
 
 
-def resolve(module, host):
-    inp, plat = module.params['inputs'], module.params['platform']
-    problems = ctk.input_problems(inp)
-    if problems:
-        return {'problems': problems}
-    verdict = ctk.vulnerable(inp['version'], inp.get('accept_cves'))
-    if verdict['refused']:
-        return {'problems': [ctk.refusal_text(inp['version'], verdict, 'nvidia_container_toolkit_version')],
-                'vulnerabilities': verdict}
-    have = installed(host, inp.get('accept_cves'))
+def merged_engines(host, inp, plat):
+    """The engines the host has, those chosen, and engine_files for them."""
     present = engines_present(host, plat)
     engines = ctk.choose_engines(inp.get('engines') or [], present)
+    files, records = engine_files(host, inp, plat, present, engines['value'])
+    return present, engines, files, records
+
+
+def engine_files(host, inp, plat, present, engines):
+    """The engines' files the merge changes ([{dest, content, engine, backup, validate}]) and the
+    record of each engine; raises ce.ConfigError on a file that cannot be merged."""
     runtime_path = plat['runtime_path']
     files, records = [], {}
     work = tempfile.mkdtemp(prefix='gpuops-ctk.')
     try:
-        for engine in engines['value']:
+        for engine in engines:
             if engine == 'docker':
                 path = plat['docker_daemon_json']
                 result = ce.docker_daemon_json(read(path), path, runtime_path, inp['default_runtime'], inp['cdi'])
@@ -171,10 +170,25 @@ def resolve(module, host):
                     files.append({'dest': path, 'content': content, 'engine': 'crio', 'backup': False,
                                   'validate': False})
                 records['crio'] = {'dropin': path, 'validated': 'not validated: CRI-O reads its drop-ins at start'}
-    except ce.ConfigError as exc:
-        return {'problems': [str(exc)]}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return files, records
+
+
+def resolve(module, host):
+    inp, plat = module.params['inputs'], module.params['platform']
+    problems = ctk.input_problems(inp)
+    if problems:
+        return {'problems': problems}
+    verdict = ctk.vulnerable(inp['version'], inp.get('accept_cves'))
+    if verdict['refused']:
+        return {'problems': [ctk.refusal_text(inp['version'], verdict, 'nvidia_container_toolkit_version')],
+                'vulnerabilities': verdict}
+    have = installed(host, inp.get('accept_cves'))
+    try:
+        present, engines, files, records = merged_engines(host, inp, plat)
+    except ce.ConfigError as exc:
+        return {'problems': [str(exc)]}
     restart = ctk.restart_decision([f['engine'] for f in files], docker_state(host, present.get('docker')),
                                    inp.get('restart_running_containers'))
     if not restart['ok']:
@@ -246,13 +260,36 @@ def runtime_write(path, inp):
 
 
 def runtime(module, host):
+    """action=runtime: the toolkit's config.toml merged and written here (core/files.put_file:
+    atomic, root 0644, the old file kept beside it, --diff, check mode)."""
     del host
     inp, plat = module.params['inputs'], module.params['platform']
     try:
         result = runtime_write(plat['runtime_config'], inp)
     except ce.ConfigError as exc:
         return {'problems': [str(exc)]}
-    return {'problems': [], 'runtime_config': result['content'], 'settings': result['settings']}
+    put = {'changed': False}
+    if result['content'] is not None:
+        put = core_files.put_file(plat['runtime_config'], result['content'], module, backup=True)
+    return {'problems': [], 'changed': put['changed'], 'diff': [put['diff']] if put.get('diff') else [],
+            'settings': result['settings']}
+
+
+def write(module, host):
+    """action=write: the engines' files merged as the resolve merges them and written here
+    (core/files.put_files: atomic, root 0644, the user's file kept beside it where it had one,
+    Docker's checked by ``dockerd --validate`` before it replaces the old one, --diff, check
+    mode). ``written``: [{dest, engine, changed}] (the handler restarts the engines that changed)."""
+    inp, plat = module.params['inputs'], module.params['platform']
+    try:
+        present, dummy, files, dummy2 = merged_engines(host, inp, plat)
+    except ce.ConfigError as exc:
+        return {'problems': [str(exc)]}
+    wanted = [dict(f, validate=[present['docker'], '--validate', '--config-file', '%s']
+                   if f['validate'] and f['engine'] == 'docker' else None) for f in files]
+    done, diffs = core_files.put_files(wanted, module)
+    return {'problems': [], 'changed': bool(diffs), 'diff': diffs,
+            'written': [{'dest': f['dest'], 'engine': f['engine'], 'changed': f['changed']} for f in done]}
 
 
 def docker_state(host, dockerd):

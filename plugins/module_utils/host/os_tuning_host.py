@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current, put_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import parse_unit_states
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_simulation
@@ -168,6 +168,19 @@ def facts(params, check_mode, run_command):
     result.update(changed=False, ansible_facts={'os_tuning_status': decisions['status']},
                   simulation_cached=bool(host.get('simulation_cached')))
     return result
+
+
+def write(params, module):
+    """``write: true``: the same read and decisions as facts(), then the files the role writes
+    (sysctl, limits, units, GRUB drop-in, blacklist) made so on the host by core/files.put_files
+    - rendered and written here, never sent through the controller. Returns ``changed``, ``written``
+    ([{key, dest, changed}]) and the ``diff`` of each file that changed (check mode writes nothing)."""
+    decisions = facts(params, module.check_mode, module.run_command)
+    reader = HostReader(None, params['root'])
+    wanted = [dict(entry, dest=reader.path(entry['dest'])) for entry in (decisions.get('files') or {}).get('write') or []]
+    done, diffs = put_files(wanted, module)
+    return {'changed': bool(diffs), 'diff': diffs,
+            'written': [{'key': entry['key'], 'dest': entry['dest'], 'changed': entry['changed']} for entry in done]}
 
 
 def mark_files_current(reader, files):

@@ -43,6 +43,25 @@ def cuda_key(cuda, needed):
                      fingerprint=cuda.get('fingerprint') or '')
 
 
+def choose_packages(inp, plat, plan):
+    """The facts the package choice reads and the choice (repo.choose_packages); raises Failure."""
+    facts = {'distribution': plat['distribution'], 'distro_branch': plat.get('distro_branch'), 'branch': plat['branch'],
+             'flavour': plan['driver']['kernel_modules']['value']}
+    pk = repo.choose_packages(plat['packages'], inp, plan, facts)
+    if pk['problems']:
+        raise Failure('; '.join(pk['problems']))
+    return facts, pk
+
+
+def config_texts(plat, pk, keys):
+    """The text of the driver's configuration files (nouveau_blacklist, modules_load, dkms_signing;
+    '' = the file removed)."""
+    header = plat['header']
+    return {'modules_load': header + '\n' + ''.join(m + '\n' for m in pk['modules_load']),
+            'dkms_signing': repo.dkms_signing_conf(keys, header),
+            'nouveau_blacklist': header + '\n' + NOUVEAU_BLACKLIST}
+
+
 def resolve(p, host):
     """The whole read of ``action=resolve``: repositories, versions, boot state, and the decisions."""
     inp, plat, plan, gpu = p['inputs'], p['platform'], p['plan'], p['gpu']
@@ -52,11 +71,7 @@ def resolve(p, host):
     plat = dict(plat, branch=branch)
     load = bool(plan['driver']['load_modules']['value'])
     load_reason = plan['driver']['load_modules']['reason']
-    facts = {'distribution': plat['distribution'], 'distro_branch': plat.get('distro_branch'), 'branch': branch,
-             'flavour': plan['driver']['kernel_modules']['value']}
-    pk = repo.choose_packages(plat['packages'], inp, plan, facts)
-    if pk['problems']:
-        raise Failure('; '.join(pk['problems']))
+    facts, pk = choose_packages(inp, plat, plan)
     if not branch:
         # the plan left it open: no row of packages/driver_branches.py for this platform and source
         raise Failure('the plan chose no driver branch: %s. Set nvidia_driver_branch'
@@ -331,10 +346,8 @@ def render_files(plat, pk, result, keys, debian, url, keyring, repo_text, flavou
                 'replaces it.' % (name, repo_text), 'nvidia_driver_version')
                 for name, version in sorted((companions or {}).items())))
         if backend == 'apt' and result['pinned'] and not result['problems'] else '',
-        'modules_load': header + '\n' + ''.join(m + '\n' for m in pk['modules_load']),
-        'dkms_signing': repo.dkms_signing_conf(keys, header),
-        'nouveau_blacklist': header + '\n' + NOUVEAU_BLACKLIST,
     }
+    files.update(config_texts(plat, pk, keys))
     own = [(plat.get('debian_sources_file'), files['debian_sources']),
            (plat.get('cuda_sources_file'), files['cuda_sources']),
            (plat.get('cuda_preferences_file'), files['cuda_preferences']),

@@ -27,7 +27,7 @@ import tempfile
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current, put_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_trust
 
@@ -141,6 +141,26 @@ def check(host, spec, read_sources=None):
     result['files'] = mark_current(result['files'])
     result['current'] = all(f['current'] for f in result['files'])
     return result
+
+
+# package_repository's own options: a repository's, and whether to write its files
+MODULE_OPTIONS = dict(OPTIONS, write=dict(type='bool', default=False))
+
+
+def module_run(module):
+    """The whole call of package_repository: ``check``, and with ``write`` the files it found
+    not current written or removed here (core/files.put_files: atomic, root 0644, --diff,
+    check mode) - rendered and written on the host, never sent through the controller."""
+    try:
+        result = check(repo_trust.Host(module), module.params)
+    except repo_trust.Failure as exc:
+        exc.fail_json(module)
+    if result['problems']:
+        repo_trust.fail_problems(module, result)
+    diffs = []
+    if module.params['write']:
+        result['files'], diffs = put_files(result['files'], module)
+    module.exit_json(changed=bool(diffs), diff=diffs, **result)
 
 
 def check_option(host, options, pin=None):

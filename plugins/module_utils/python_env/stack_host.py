@@ -20,7 +20,7 @@ import shutil
 import stat
 import time
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current, put_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import apt_sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack as ps
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import stack_fast_path as sf
@@ -84,7 +84,9 @@ def _available_pythons():
     return sorted(found)
 
 
-def do_plan(module):
+def build_plan(module):
+    """The plan of action=plan (environments resolved, the framework defaults and the files'
+    text), before the host's state is read; fails the module on bad input."""
     params = module.params
     inputs = params['inputs']
     if inputs is None:
@@ -147,6 +149,13 @@ def do_plan(module):
                 profile=ne.render_profile(defaults, links, conda), env_file=ne.render_env_file(defaults),
                 backends=sorted(set(r['backend'] for r in resolved if r['state'] == 'present')),
                 expect_gpu=bool(gpu.get('gpu_count')) and (gpu.get('driver') or {}).get('loaded') is True)
+    return plan
+
+
+def do_plan(module):
+    inputs = module.params['inputs']
+    plan = build_plan(module)
+    resolved = plan['environments']
     plan['current'] = read_current(module, inputs, plan)
     verify = bool(inputs.get('verify'))
     previous = _read_json(inputs.get('status_file'))
@@ -229,6 +238,31 @@ def read_current(module, inputs, plan):
         'env_file_dir': directory_current(os.path.dirname(env_file)),
         'env_file': _text_current(env_file, plan['env_file']),
     }
+
+
+def file_paths(module, inputs):
+    """Where each file of the plan is written (by action=write)."""
+    conda_prefix = inputs.get('conda_prefix', '/opt/conda')
+    return {'profile': inputs.get('profile_file') or '', 'env_file': inputs.get('env_file') or '',
+            'uv_requirement': os.path.join(module.params['home'], 'uv-requirements.txt'),
+            'condarc': os.path.join(conda_prefix, '.condarc')}
+
+
+def do_write(module):
+    """action=write: the files named in ``files`` (profile, env_file, uv_requirement, condarc)
+    rendered as action=plan renders them and written here (core/files.put_files: atomic, 0644,
+    root, --diff, check mode) - the text never travels through the controller. An empty
+    environment file is an empty file, not a removed one."""
+    inputs = module.params['inputs']
+    if inputs is None:
+        module.fail_json(msg='python_stack_host: inputs is required with action=write')
+    plan = build_plan(module)
+    paths = file_paths(module, inputs)
+    wanted = [{'name': name, 'dest': paths[name], 'content': plan[name], 'keep_empty': True}
+              for name in module.params['files']]
+    done, diffs = put_files(wanted, module)
+    module.exit_json(changed=bool(diffs), diff=diffs,
+                     written=[{'name': d['name'], 'dest': d['dest'], 'changed': d['changed']} for d in done])
 
 
 def _write(path, text, mode=0o644):
@@ -415,4 +449,4 @@ def do_verify(module):
     module.exit_json(changed=False, verification=result)
 
 
-ACTIONS = {'plan': do_plan, 'converge': do_converge, 'verify': do_verify}
+ACTIONS = {'plan': do_plan, 'converge': do_converge, 'verify': do_verify, 'write': do_write}

@@ -27,12 +27,16 @@ description:
     (and active where the specification is generated) - and, where it is, makes the verification of
     C(action=verify) in the same round trip (RV(verify)). The role then runs none of its other tasks.
   - C(action=runtime) merges O(inputs) runtime settings into the toolkit's C(config.toml) (after the packages
-    are installed).
+    are installed) and writes it here when it changes (C(plugins/module_utils/core/files.py) - atomic, root
+    0644, the old file kept beside it, a diff under C(--diff), nothing written in check mode).
+  - C(action=write) merges the engines' files as C(action=resolve) does and writes those that change here
+    (the same writer; the user's file kept beside it; Docker's file checked by C(dockerd --validate) before
+    it replaces the old one). The merged text never travels through the controller.
   - C(action=verify) reads the installed toolkit versions (checked against the table again), the engines'
     merged configuration and whether a CDI specification exists. In check mode it reports what it found
     (RV(problems) and a warning) instead of failing - a dry run predicts, and on a converged host it
     reads what a run would read, so the role's status record is the same in both.
-  - Reads only; the role writes the files. Runs in check mode.
+  - C(action=resolve) and C(action=verify) read only. Runs in check mode.
 author:
   - gpuops.dlserver contributors (@gpuops)
 options:
@@ -40,7 +44,7 @@ options:
     description: What to do.
     type: str
     required: true
-    choices: [resolve, runtime, verify]
+    choices: [resolve, runtime, verify, write]
   inputs:
     description: The role's converted inputs (the fact C(__nvidia_container_toolkit)).
     type: dict
@@ -170,10 +174,11 @@ repository:
       C(configured_by), C(reason); C(null) without O(repository).
   returned: action is resolve
   type: dict
-runtime_config:
-  description: The merged content of the toolkit's config.toml to write (C(null) when the file already is so).
-  returned: action is runtime
-  type: str
+written:
+  description: Each engine file that the merge changes (C(dest), C(engine)) and whether this run changed it.
+  returned: action is write
+  type: list
+  elements: dict
 verify:
   description:
     - What the host shows after the run. For C(action=resolve), only where the host is converged (else C(null)).
@@ -195,7 +200,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trus
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            action=dict(type='str', required=True, choices=['resolve', 'runtime', 'verify']),
+            action=dict(type='str', required=True, choices=['resolve', 'runtime', 'verify', 'write']),
             inputs=dict(type='dict', default={}),
             platform=dict(type='dict', default={}),
             driver=dict(type='dict', default={}),
@@ -208,7 +213,7 @@ def main():
     )
     host = Host(module)
     action = {'resolve': toolkit_host.resolve, 'runtime': toolkit_host.runtime,
-              'verify': toolkit_host.verify}[module.params['action']]
+              'verify': toolkit_host.verify, 'write': toolkit_host.write}[module.params['action']]
     try:
         result = action(module, host)
     except Failure as exc:
@@ -218,7 +223,7 @@ def main():
         module.warn('check mode: the host does not pass verification yet: %s' % '; '.join(result['problems']))
     elif result['problems']:
         fail_problems(module, result)
-    module.exit_json(changed=False, **result)
+    module.exit_json(changed=result.pop('changed', False), **result)
 
 
 if __name__ == '__main__':

@@ -40,6 +40,13 @@ description:
     the failed task). It writes the files back, reinstalls the previous package versions, holds what was
     held, reads everything back and B(always fails), with a message that says what was restored and what
     the node now has, and the record in RV(transaction). In check mode it restores nothing.
+  - C(action=write_config) renders the driver's configuration files named in O(files) as C(action=resolve)
+    renders them and writes them here (C(plugins/module_utils/core/files.py) - atomic, root 0644, a diff
+    under C(--diff), nothing written in check mode; the DKMS signing file removed without a key pair). It
+    reads no repository; their text never travels through the controller.
+  - C(action=write_repo) makes the read of C(action=resolve) again (the repository files need the versions
+    and the checked key) and writes the role's repository files, keyring and version pin (RV(repo_files))
+    here, with the same writer; those no longer wanted are removed.
   - Decisions live in C(plugins/module_utils/packages/nvidia_repo.py); the reads of the host in
     C(driver_host.py) and C(driver_resolve.py) beside it.
 author:
@@ -47,15 +54,17 @@ author:
 attributes:
   check_mode:
     support: full
-    description: Reads only; it runs the same in check mode (C(action=restore) changes nothing in check mode).
+    description: >-
+      Reads only; it runs the same in check mode (C(action=restore), C(action=write_config) and
+      C(action=write_repo) change nothing in check mode).
   diff_mode:
-    support: none
-    description: Returns no diff.
+    support: full
+    description: C(action=write_config) and C(action=write_repo) return the before and after of each file that changes.
 options:
   action:
     description: What to do (see the description).
     type: str
-    choices: [inputs, resolve, after_install, verify, restore]
+    choices: [inputs, resolve, after_install, verify, restore, write_config, write_repo]
     required: true
   inputs:
     description: The role's inputs converted by its argument spec (C(__nvidia_driver)).
@@ -100,6 +109,14 @@ options:
         loop task, C(results) (its items' results, whose failed items' messages are named in the message).
     type: dict
     default: {}
+  files:
+    description:
+      - For C(write_config), the configuration files to write - C(nouveau_blacklist), C(modules_load),
+        C(dkms_signing).
+    type: list
+    elements: str
+    choices: [nouveau_blacklist, modules_load, dkms_signing]
+    default: []
 requirements:
   - gpg on the host where a repository key is checked
   - python3-apt for version ordering where it is installed (dpkg's algorithm is used otherwise)
@@ -161,6 +178,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+written:
+  description:
+    - (write_config) Each file named in O(files) (C(key), C(dest)) and whether this run changed it.
+    - (write_repo) Each repository file (C(dest)) and whether this run changed (wrote or removed) it.
+  returned: action is write_config or write_repo
+  type: list
+  elements: dict
 target:
   description: The driver version to install.
   returned: action is resolve
@@ -264,68 +288,12 @@ transaction:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
-
-
-def inputs(module, host):
-    del host
-    # The branch is the plan's (plugins/module_utils/plan/driver_branch.py), not decided here.
-    return {'problems': repo.input_problems(module.params['inputs'])}
+from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_module
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            action=dict(type='str', required=True, choices=['inputs', 'resolve', 'after_install', 'verify', 'restore']),
-            inputs=dict(type='dict', default={}),
-            platform=dict(type='dict', default={}),
-            plan=dict(type='dict', default={}),
-            gpu=dict(type='dict', default={}),
-            state=dict(type='dict', default={}),
-            sysfs_root=dict(type='path', default='/sys'),
-            lock_timeout=dict(type='int', default=300),
-            cuda=dict(type='dict', default={}),
-            failure=dict(type='dict', default={}),
-        ),
-        supports_check_mode=True,
-    )
-    host = Host(module)
-    if module.params['action'] == 'restore':
-        # the driver change failed: restore, read back, and fail with what happened
-        try:
-            record = driver_resolve.restore(module.params, host)
-        except Exception as exc:  # pylint: disable=broad-except
-            # whatever went wrong, the failure carries a record: the rolling upgrade reads it
-            record = {'restored': False, 'changed': False, 'items': [], 'remaining': [], 'now': 'unknown',
-                      'msg': 'The NVIDIA driver change failed at "%s": %s. The restore itself failed (%s): what the '
-                             'node now has is unknown' % ((module.params['failure'] or {}).get('task') or '?',
-                                                          (module.params['failure'] or {}).get('msg') or 'no message',
-                                                          getattr(exc, 'msg', exc))}
-        module.fail_json(msg=record['msg'], changed=record['changed'], transaction=record)
-    try:
-        if module.params['action'] == 'inputs':
-            result = inputs(module, host)
-        else:
-            result = getattr(driver_resolve, module.params['action'])(module.params, host)
-    except Failure as exc:
-        exc.fail_json(module)
-    if result['problems']:
-        fail_problems(module, result)
-    # each file says whether the host has it so already: the role writes only the others
-    if result.get('repo_files'):
-        result['repo_files'] = mark_current(result['repo_files'])
-    if result.get('config_files'):
-        result['config_files'] = dict((key, mark_current([entry])[0]) for key, entry in result['config_files'].items())
-    if module.params['action'] == 'resolve':
-        # converged: nothing the role's change phases manage differs (then also after and verified)
-        try:
-            result.update(driver_resolve.fast_path(module.params, host, result))
-        except Failure as exc:
-            exc.fail_json(module)
-    module.exit_json(changed=False, **result)
+    module = AnsibleModule(argument_spec=driver_module.ARGUMENT_SPEC, supports_check_mode=True)
+    driver_module.run(module)
 
 
 if __name__ == '__main__':

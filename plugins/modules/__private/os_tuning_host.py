@@ -25,7 +25,7 @@ description:
     active, the files the role writes, the live values of the role's sysctl keys (where applied live), the
     installed kernel packages (where they are held) and C(apt-get --simulate --ignore-hold
     dist-upgrade) (Debian family, where kernels are kept back)."
-  - Changes nothing on the host.
+  - Changes nothing on the host, unless O(write) is set.
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
@@ -34,7 +34,8 @@ attributes:
   check_mode:
     support: full
   diff_mode:
-    support: none
+    support: full
+    details: With O(write), the before and after of each file that changes.
   platform:
     platforms: posix
 options:
@@ -128,6 +129,14 @@ options:
     description: Directory the host's files are read under (tests, chroots).
     type: path
     default: /
+  write:
+    description:
+      - Also write the files the decisions list (RV(files)), rendered here, with
+        C(plugins/module_utils/core/files.py) (atomic, mode 0644 or the file's, owner root; a
+        diff under C(--diff); nothing written in check mode). The result is then RV(written)
+        only, not the decisions.
+    type: bool
+    default: false
 notes:
   - On EL the kernel updates kept back are not checked (reported as not checked).
 seealso:
@@ -162,6 +171,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+written:
+  description: With O(write), each file the decisions list, and whether this run changed it.
+  returned: with write
+  type: list
+  elements: dict
 live:
   description: Whether settings act on the running system now (C(live)), whether kernel and boot loader are the host's, and why not.
   returned: success
@@ -290,11 +304,15 @@ def main():
             reboot_marker=dict(type='path', default='/run/gpuops/reboot-required'),
             simulation_cache=dict(type='path', default='/var/cache/gpuops/apt-simulation.json'),
             root=dict(type='path', default='/'),
+            write=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )
     try:
-        result = os_tuning_host.facts(module.params, module.check_mode, module.run_command)
+        if module.params['write']:
+            result = os_tuning_host.write(module.params, module)
+        else:
+            result = os_tuning_host.facts(module.params, module.check_mode, module.run_command)
     except os_tuning_host.HostError as exc:
         module.fail_json(msg=exc.msg, **exc.details)
     module.exit_json(**result)

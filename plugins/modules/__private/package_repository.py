@@ -14,7 +14,7 @@ short_description: Check a package repository's key and render the repository's 
 version_added: 0.2.0
 description:
   - The one way the roles of the collection add an apt repository (through
-    C(roles/common/tasks/package_repo.yml)); reads only, the role writes the files it returns.
+    C(roles/common/tasks/package_repo.yml)); reads only, unless O(write) is set.
   - Checks the key URL first (https, http only when O(key.sha256) pins the file, or file), downloads
     the key once, checks its sha256 when given, reads its primary keys with C(gpg --show-keys) and
     exports only the wanted key into an armored keyring for C(Signed-By). A key file holding a second
@@ -23,16 +23,20 @@ description:
     one version. Every value that reaches a file is checked with a full match first.
   - With O(skip_if_configured), when another sources file already names the URL, no file is
     returned (apt refuses one URL with two keyrings) and RV(configured_by) names that file.
+  - With O(write), the files that are not current are written (or removed) here, with
+    C(plugins/module_utils/core/files.py) (atomic, root 0644, a diff under C(--diff), nothing written in
+    check mode) - their text never travels through the controller
+    (C(roles/common/tasks/package_repo_write.yml)).
   - Logic in C(plugins/module_utils/packages/repo_files.py) and C(repo_trust.py).
 author:
   - gpuops.dlserver contributors (@gpuops)
 attributes:
   check_mode:
     support: full
-    description: Reads only; it runs the same in check mode.
+    description: Reads the same in check mode; with O(write) it writes nothing then and reports what it would change.
   diff_mode:
-    support: none
-    description: Returns no diff (it changes nothing).
+    support: full
+    description: With O(write), the before and after of each file that changes.
 options:
   url:
     description: The repository URL (a flat repository when O(suites) is C(/)).
@@ -107,6 +111,10 @@ options:
     description: Return no file when another sources file of the host already names O(url).
     type: bool
     default: false
+  write:
+    description: Also write the files that are not current, and remove those no longer wanted.
+    type: bool
+    default: false
 requirements:
   - gpg on the host
 """
@@ -161,18 +169,11 @@ problems:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import repo_files
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
 
 
 def main():
-    module = AnsibleModule(argument_spec=repo_files.OPTIONS, supports_check_mode=True)
-    try:
-        result = repo_files.check(Host(module), module.params)
-    except Failure as exc:
-        exc.fail_json(module)
-    if result['problems']:
-        fail_problems(module, result)
-    module.exit_json(changed=False, **result)
+    module = AnsibleModule(argument_spec=repo_files.MODULE_OPTIONS, supports_check_mode=True)
+    repo_files.module_run(module)
 
 
 if __name__ == '__main__':

@@ -37,6 +37,9 @@ description:
     C(adopt) (python_stack_adopt) is true; then C(adopt) builds the declared environment beside
     it and swaps the link in, keeping a directory or file found there as C(<prefix>/.<name>-adopted)
     (the result's C(adopted) says where the old environment is). Plan/adopt.py decides.
+  - O(action=write) renders, as O(action=plan) does, the files named in O(files) and writes them
+    here (C(plugins/module_utils/core/files.py) - atomic, mode 0644, owner root, a diff under
+    C(--diff), nothing written in check mode) - their text never travels through the controller.
 author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
@@ -45,19 +48,29 @@ attributes:
   check_mode:
     support: full
   diff_mode:
-    support: none
+    support: full
+    details: O(action=write) returns the before and after of each file that changes.
   platform:
     platforms: posix
 options:
   action:
     description: What to do.
     type: str
-    choices: [plan, converge, verify]
+    choices: [plan, converge, verify, write]
     required: true
+  files:
+    description:
+      - (write) The files to write - C(profile) (O(inputs) C(profile_file)), C(env_file)
+        (O(inputs) C(env_file)), C(uv_requirement) (C(<home>/uv-requirements.txt)), C(condarc)
+        (C(<conda_prefix>/.condarc)).
+    type: list
+    elements: str
+    choices: [profile, env_file, uv_requirement, condarc]
+    default: []
   inputs:
     description:
       - The role's variables converted by its argument spec (C(__python_stack)), keys without the
-        C(python_stack_) prefix. Required with O(action=plan).
+        C(python_stack_) prefix. Required with O(action=plan) and O(action=write).
     type: dict
   gpu:
     description: The probe's facts (C(gpuops_gpu)); the driver's CUDA version and the NICs are read from it.
@@ -128,6 +141,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+written:
+  description: (write) Each file named in O(files) (C(name), C(dest)) and whether this run changed it.
+  returned: action=write
+  type: list
+  elements: dict
 environments:
   description: (plan) Each environment resolved for this host, with C(action), C(reason), C(hash), C(link), C(target), C(decisions).
   returned: action=plan
@@ -201,7 +219,9 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            action=dict(type='str', required=True, choices=['plan', 'converge', 'verify']),
+            action=dict(type='str', required=True, choices=['plan', 'converge', 'verify', 'write']),
+            files=dict(type='list', elements='str', default=[],
+                       choices=['profile', 'env_file', 'uv_requirement', 'condarc']),
             inputs=dict(type='dict'),
             gpu=dict(type='dict', default={}),
             locks=dict(type='dict', default={}),
@@ -216,7 +236,8 @@ def main():
         ),
         required_if=[('action', 'converge', ['environment', 'keep_builds', 'kernel_dir']),
                      ('action', 'verify', ['environment']),
-                     ('action', 'plan', ['inputs'])],
+                     ('action', 'plan', ['inputs']),
+                     ('action', 'write', ['inputs'])],
         supports_check_mode=True,
     )
     stack_host.ACTIONS[module.params['action']](module)

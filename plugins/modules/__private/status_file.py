@@ -126,45 +126,8 @@ plan_recorded:
   sample: true
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import directory_current, file_current, file_states, write_atomic
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.status import StatusError, status_files
-
-FILE_MODE = 0o644
-DIR_MODE = 0o755
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return ''
-
-
-def _ensure_directory(module, directory):
-    """The file's directory, root-owned 0755 when the module creates it; an existing directory
-    keeps its attributes unless they are not root's 0755 (then they are set)."""
-    if directory_current(directory, DIR_MODE):
-        return
-    if not os.path.isdir(directory):
-        os.makedirs(directory, DIR_MODE)
-    module.set_fs_attributes_if_different(
-        module.load_file_common_arguments(dict(path=directory, owner='root', group='root', mode='0755')), False)
-
-
-def _write(module, path, text):
-    """Writes ``path`` when it is not already ``text`` (root, 0644); returns its diff, or None."""
-    if file_current(path, text, FILE_MODE):
-        return None
-    before = _read(path)
-    if not module.check_mode:
-        _ensure_directory(module, os.path.dirname(path))
-        write_atomic(path, text, FILE_MODE, module=module)
-        os.chown(path, 0, 0)
-    return dict(before=before, after=text, before_header=path, after_header=path)
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import status_module
 
 
 def main():
@@ -181,31 +144,7 @@ def main():
         required_by=dict(path=['status']),
         supports_check_mode=True,
     )
-    params = module.params
-    files = []
-    for name in ('path', 'plan_path'):
-        if params[name] is not None and not os.path.isabs(params[name]):
-            module.fail_json(msg='%s: %r must be an absolute path' % (name, params[name]))
-    try:
-        files = status_files(params['path'] or None, params['status'], params['plan'], params['plan_path'],
-                             params['driver_target'])
-    except StatusError as exc:
-        module.fail_json(msg=str(exc))
-    plan_recorded = len(files) > (1 if params['path'] else 0)
-    diffs, written = [], []
-    try:
-        for path, text in files:
-            diff = _write(module, path, text)
-            if diff is not None:
-                diffs.append(diff)
-                written.append(path)
-    except (IOError, OSError) as exc:
-        module.fail_json(msg='cannot write %s: %s' % (getattr(exc, 'filename', None) or 'the status file', exc))
-    # what the directories hold now: the action plugin answers the next status steps of this run
-    # from it, without a round trip, while they would write the same bytes
-    states = file_states(sorted(set(os.path.dirname(path) for path, _text in files)), mode=FILE_MODE)
-    module.exit_json(changed=bool(written), written=written, plan_recorded=plan_recorded, diff=diffs,
-                     files=states, asked_host=True)
+    status_module.run(module)
 
 
 if __name__ == '__main__':

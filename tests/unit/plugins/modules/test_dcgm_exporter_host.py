@@ -7,6 +7,7 @@ import os
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_module
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.dcgm_verify import verify_metrics
 from ansible_collections.gpuops.dlserver.plugins.modules.__private import dcgm_exporter_host as mod
 from module_harness import ExitJson, FailJson
@@ -40,17 +41,17 @@ def host(tmp_path, monkeypatch):
         os.chmod(path, 0o644)
     gpg = tmp_path / "gpg"
     gpg.write_text("")
-    monkeypatch.setattr(mod, "GPG", str(gpg))
+    monkeypatch.setattr(dcgm_module, "GPG", str(gpg))
     units = {"nvidia-dcgm": {"enabled": "enabled", "active": "active"},
              "dcgm-exporter": {"enabled": "enabled", "active": "active"}}
-    monkeypatch.setattr(mod, "units_state", lambda module, names: dict((n, units.get(n, {})) for n in names))
+    monkeypatch.setattr(dcgm_module, "units_state", lambda module, names: dict((n, units.get(n, {})) for n in names))
     reads = []
 
     def page(url, expected, timeout):
         reads.append(url)
         return verify_metrics(PAGE, expected)
 
-    monkeypatch.setattr(mod, "read_page", page)
+    monkeypatch.setattr(dcgm_module, "read_page", page)
     args = {"config": config, "config_dir": str(etc), "unit_file": str(unit_file), "backend": "apt"}
     return {"args": args, "units": units, "reads": reads, "gpg": gpg}
 
@@ -161,7 +162,7 @@ def test_without_gpg_the_repository_waits_for_the_role_to_install_it(host, tmp_p
     """The key cannot be checked without gpg: repository null (main.yml installs gpg and checks it
     then), the read itself answers; nothing is fetched."""
     host["gpg"].unlink()
-    monkeypatch.setattr(mod.repo_files, "check_option", lambda *a, **k: pytest.fail("checked without gpg"))
+    monkeypatch.setattr(dcgm_module.repo_files, "check_option", lambda *a, **k: pytest.fail("checked without gpg"))
     kind, result = run(dict(host["args"], repository=cuda_repository(tmp_path, "/nowhere", "A" * 40)))
     assert kind is ExitJson and result["repository"] is None
     assert result["host"]["gpg"] is False and "gpg is not installed" in " ".join(result["converged"]["reasons"])

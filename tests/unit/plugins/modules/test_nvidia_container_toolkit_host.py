@@ -298,19 +298,18 @@ def test_resolve_of_a_converged_host_verifies_it_and_each_drift_reopens_the_gate
     kind, first = run(args)
     assert kind is ExitJson and first["converged"]["current"] is False and first["verify"] is None
     assert first["runtime"]["current"] is False
-    # write what the role writes
-    for path, content in [(plat["crio_dropin"], first["files"][0]["content"])]:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as handle:
-            handle.write(content)
-        os.chmod(path, 0o644)
-    with patch_module_args({"action": "runtime", "inputs": args["inputs"], "platform": plat}):
-        with pytest.raises(ExitJson) as exc:
-            mod.main()
+    # what the role writes, written by the module's own actions (runtime, write)
+    os.makedirs(os.path.dirname(plat["crio_dropin"]), exist_ok=True)
     os.makedirs(os.path.dirname(plat["runtime_config"]), exist_ok=True)
-    with open(plat["runtime_config"], "w") as handle:
-        handle.write(exc.value.args[0]["runtime_config"])
-    os.chmod(plat["runtime_config"], 0o644)
+    kind, checked = run(dict(args, action="write", _ansible_check_mode=True, _ansible_diff=True))
+    assert checked["changed"] and [d["after"] for d in checked["diff"]] == [first["files"][0]["content"]]
+    assert not os.path.exists(plat["crio_dropin"]), "check mode wrote"
+    kind, written = run(dict(args, action="write"))
+    assert kind is ExitJson and written["written"] == [{"dest": plat["crio_dropin"], "engine": "crio", "changed": True}]
+    kind, runtime = run(dict(args, action="runtime"))
+    assert kind is ExitJson and runtime["changed"] and os.path.exists(plat["runtime_config"])
+    kind, again = run(dict(args, action="runtime"))
+    assert again["changed"] is False
     kind, result = run(args)
     assert kind is ExitJson, result.get("msg")
     assert result["converged"] == {"current": True, "reasons": []}, result["converged"]
@@ -328,11 +327,9 @@ def test_resolve_of_a_converged_host_verifies_it_and_each_drift_reopens_the_gate
         handle.write(text.replace('"/x.log"', '"/y.log"'))
     kind, result = run(args)
     assert result["converged"]["current"] is False and result["runtime"]["current"] is False
-    with patch_module_args({"action": "runtime", "inputs": args["inputs"], "platform": plat}):
-        with pytest.raises(ExitJson) as exc:
-            mod.main()
-    with open(plat["runtime_config"], "w") as handle:
-        handle.write(exc.value.args[0]["runtime_config"])
+    kind, runtime = run(dict(args, action="runtime"))
+    assert runtime["changed"] and os.path.exists(plat["runtime_config"]) and runtime["diff"][0]["before"] == (
+        text.replace('"/x.log"', '"/y.log"'))
     kind, result = run(args)
     assert result["converged"]["current"] is True
     monkeypatch.setattr(toolkit_host, "installed", fake_held("1.19.1-1", held=False))

@@ -187,3 +187,20 @@ def test_files_say_whether_the_host_has_them_already(two_key_file, tmp_path):
     assert {os.path.basename(f["dest"]): f["current"] for f in third["files"]} == {"keyring.asc": True,
                                                                                    "x.sources": False}
     assert third["current"] is False
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the files are written root-owned")
+def test_write_renders_and_writes_the_files_on_the_host(two_key_file, tmp_path):
+    """write: the files not current are written here (check mode: none), and a second run changes nothing."""
+    path, fprs = two_key_file
+    args = dict(args_for(INCLUDES[0][2], "file://%s" % path, fingerprint=fprs[0], tmp_path=tmp_path), write=True)
+    kind, read = run(dict(args, write=False))
+    kind, checked = run(dict(args, _ansible_check_mode=True, _ansible_diff=True))
+    assert kind is ExitJson and checked["changed"] and [d["after"] for d in checked["diff"]] == [
+        f["content"] for f in read["files"]]
+    assert not (tmp_path / "x.sources").exists(), "check mode wrote"
+    kind, written = run(args)
+    assert written["changed"] and [f["changed"] for f in written["files"]] == [True, True]
+    assert (tmp_path / "x.sources").read_text() == read["files"][1]["content"]
+    kind, again = run(args)
+    assert again["changed"] is False and again["current"] is True and [f["changed"] for f in again["files"]] == [False, False]

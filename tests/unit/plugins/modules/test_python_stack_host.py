@@ -256,3 +256,27 @@ def test_plan_refuses_a_lock_file_entry_that_is_no_pin_naming_the_file_and_line(
     ok, res = _call({"action": "plan", "inputs": _inputs(tmp_path, index, envs), "gpu": {},
                      "locks": {"locked": "gpuops-alpha==1.0\ngpuops-beta==1.0\n"}})
     assert ok, res
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the files are written root-owned")
+def test_write_renders_the_files_on_the_host_as_the_plan_does(tmp_path, index, monkeypatch):
+    monkeypatch.setattr(stack_host, "_python_for", lambda version: sys.executable if version == "3.11" else None)
+    inputs = _inputs(tmp_path, index, [])
+    inputs.update(profile_file=str(tmp_path / "profile.sh"), env_file=str(tmp_path / "env"),
+                  env_defaults={"NCCL_DEBUG": "WARN"})
+    ok, plan = _call({"action": "plan", "inputs": inputs, "home": str(tmp_path)})
+    assert ok, plan
+    args = {"action": "write", "inputs": inputs, "home": str(tmp_path),
+            "files": ["profile", "env_file", "uv_requirement"], "_ansible_diff": True}
+    ok, checked = _call(dict(args, _ansible_check_mode=True))
+    assert ok and checked["changed"] and [d["after"] for d in checked["diff"]] == [
+        plan["profile"], plan["env_file"], plan["uv_requirement"]]
+    assert not (tmp_path / "profile.sh").exists(), "check mode wrote"
+    ok, written = _call(args)
+    assert ok and [w["name"] for w in written["written"] if w["changed"]] == ["profile", "env_file", "uv_requirement"]
+    assert (tmp_path / "profile.sh").read_text() == plan["profile"]
+    assert (tmp_path / "uv-requirements.txt").read_text() == plan["uv_requirement"]
+    ok, again = _call(args)
+    assert ok and not again["changed"]
+    ok, plan = _call({"action": "plan", "inputs": inputs, "home": str(tmp_path)})
+    assert plan["current"]["profile"] and plan["current"]["env_file"]

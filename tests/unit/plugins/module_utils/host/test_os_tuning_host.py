@@ -116,3 +116,30 @@ def test_facts_converged_reads_the_files(tmp_path, drift, reason):
     assert again["converged"]["converged"] is (drift is None), again["converged"]["reasons"]
     if reason:
         assert any(reason in line for line in again["converged"]["reasons"]), again["converged"]["reasons"]
+
+
+class _Module(object):
+    """What write() uses of AnsibleModule."""
+
+    def __init__(self, check_mode, states):
+        self.check_mode = check_mode
+        self.run_command = _systemctl(states)
+
+    def atomic_move(self, src, dest):
+        __import__("os").rename(src, dest)
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="the files are written root-owned")
+def test_write_renders_and_writes_on_the_host_once(tmp_path):
+    params = _params(tmp_path)
+    for entry in oth.facts(params, False, _systemctl({}))["files"]["write"]:   # the host's directories
+        (tmp_path / entry["dest"].lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+    checked = oth.write(params, _Module(True, {}))
+    assert checked["changed"] and all(w["changed"] for w in checked["written"])
+    assert not (tmp_path / "etc/sysctl.d/60-gpuops-os-tuning.conf").exists(), "check mode wrote"
+    assert [d["before"] for d in checked["diff"]] == [""] * len(checked["written"])
+    first = oth.write(params, _Module(False, {}))
+    assert [w["key"] for w in first["written"] if w["changed"]] == [w["key"] for w in checked["written"]]
+    again = oth.write(params, _Module(False, {}))
+    assert not again["changed"] and again["diff"] == []
+    assert oth.facts(params, False, _systemctl({}))["converged"]["converged"]
