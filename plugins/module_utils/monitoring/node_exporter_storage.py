@@ -77,7 +77,7 @@ def layout(inputs):
     textfile_dir = inputs['textfile_dir']
     exec_start = ' '.join(quote_arg(a) for a in ('/usr/bin/python3', PROGRAM, '--textfile-dir', textfile_dir))
     return {
-        'wanted': bool(inputs.get('storage_health', True)),
+        'wanted': bool(inputs['storage_health']),
         'program': PROGRAM, 'program_dir': PROGRAM_DIR,
         'service': SERVICE, 'timer': TIMER,
         'service_file': '%s/%s' % (UNIT_DIR, SERVICE), 'timer_file': '%s/%s' % (UNIT_DIR, TIMER),

@@ -242,7 +242,7 @@ def read_current(module, inputs, plan):
 
 def file_paths(module, inputs):
     """Where each file of the plan is written (by action=write)."""
-    conda_prefix = inputs.get('conda_prefix', '/opt/conda')
+    conda_prefix = inputs['conda_prefix']
     return {'profile': inputs.get('profile_file') or '', 'env_file': inputs.get('env_file') or '',
             'uv_requirement': os.path.join(module.params['home'], 'uv-requirements.txt'),
             'condarc': os.path.join(conda_prefix, '.condarc')}
