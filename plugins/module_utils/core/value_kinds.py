@@ -56,6 +56,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import credentials as bmc_credentials
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import ipmi_exporter
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.file_values import (
     env_problems, pam_limits_problems, sysctl_problems, systemd_limits_problems)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.value_numbers import (
@@ -125,6 +126,10 @@ VARIABLES = {
     'gpu_validate_dcgm_diag_timeout': ('int', {'unit': 'seconds'}),
     'gpu_validate_timeout': ('int', {'unit': 'seconds'}),
     'gpu_validate_refresh_days': ('int', {'unit': 'days'}),
+    # ipmi_exporter (the same listen-address parser as node_exporter's)
+    'ipmi_exporter_listen_address': ('listen', {'check': 'node_exporter'}),
+    'ipmi_exporter_config_dir': ('prefix', {}),
+    'ipmi_exporter_status_file': ('file', {}),
     # node_exporter
     'node_exporter_cache_dir': ('dir', {'tilde': True}),
     'node_exporter_install_dir': ('prefix', {}),
@@ -306,6 +311,7 @@ ROLE_CHECKS = {
     'common': bmc_credentials.problems,  # the entry point bmc: the BMC address, user, password, port
     'os_tuning': _os_tuning,
     'dcgm_exporter': _dcgm,
+    'ipmi_exporter': ipmi_exporter.problems,  # listen address, modules (credentials via bmc/credentials.py)
     'python_stack': _python_stack,
 }
 
@@ -395,7 +401,8 @@ def notices(role, inputs, context=None):
 
 
 # Ports one host opens: (role, short name, kind) — two of them on one port cannot both listen.
-HOST_PORTS = (('node_exporter', 'listen_address', 'listen'), ('dcgm_exporter', 'listen_address', 'listen'),
+HOST_PORTS = (('node_exporter', 'listen_address', 'listen'), ('ipmi_exporter', 'listen_address', 'listen'),
+              ('dcgm_exporter', 'listen_address', 'listen'),
               ('dcgm_exporter', 'hostengine_address', 'listen'), ('gpu_validate', 'port', 'port'),
               ('gpu_validate', 'iperf3_port', 'port'), ('gpu_validate', 'ib_port', 'port'))
 
