@@ -66,4 +66,4 @@ def test_prometheus_config_fails_naming_the_variable():
     with pytest.raises(AnsibleFilterError, match="prometheus_rules_dir must be an absolute path"):
         FILTERS["prometheus_config"](dict(defaults("prometheus"), rules_dir="rules"))
     assert FILTERS["prometheus_config"](defaults("prometheus"))["rule_files"] == [
-        "/etc/prometheus/rules/gpuops-gpu.rules.yml"]
+        "/etc/prometheus/rules/gpuops-gpu.rules.yml", "/etc/prometheus/rules/gpuops-bmc.rules.yml"]
