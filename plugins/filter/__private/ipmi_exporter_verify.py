@@ -18,7 +18,7 @@ version_added: 0.1.0
 short_description: One line per BMC that ipmi_exporter's verify scraped
 description:
 - From the registered results of the verify step's scrapes of C(/ipmi?target=<bmc>&module=<m>), one verdict per
-  BMC (C(plugins/module_utils/monitoring/ipmi_exporter.py) C(remote_verdict)): the exporter answered with
+  BMC (C(plugins/module_utils/monitoring/ipmi_exporter.py) C(remote_verdict)) - the exporter answered with
   C(ipmi_up) (C(ok)), and whether every collector is up (C(up)); a BMC that refuses the credentials is one line
   (C(ipmi_up 0)), never a failure of the others.
 positional: _input
