@@ -30,7 +30,8 @@ options:
     type: dict
     required: true
   platform:
-    description: C(name), C(package), C(package_binary), C(package_service) of the platform.
+    description: The platform variables (C(__ipmi_exporter_platform) of C(vars/Debian.yml)) - C(name), C(package),
+      C(package_binary), C(package_service).
     type: dict
     required: true
   device_present:

@@ -47,6 +47,7 @@ UNIT_HEADER = '# Ansible managed (gpuops.dlserver.ipmi_exporter)\n'
 _MODULE_NAME = re.compile(r'[A-Za-z0-9_-]{1,64}')
 _FLAG = re.compile(r'[a-z0-9]{1,32}')
 _SYSTEM_NAME = re.compile(r'[a-z_][a-z0-9_-]{0,31}')
+_IPMI_UP = re.compile(r'ipmi_up\{collector="([a-z-]+)"\} ([0-9.eE+-]+|NaN)')
 
 
 def _listed(values):
@@ -88,12 +89,12 @@ def _module_problems(name, module):
 def collector_problems(variable, collectors):
     """Problems of a collector list (the names ipmi_exporter 1.6.1 accepts, each once, at least one)."""
     if not isinstance(collectors, list) or not collectors:
-        return ['%s must be a non-empty list of collectors (%s), got %r' % (variable, _listed(KNOWN_COLLECTORS),
-                                                                             collectors)]
+        return ['%s must be a non-empty list of collectors (%s), got %r'
+                % (variable, _listed(KNOWN_COLLECTORS), collectors)]
     unknown = [c for c in collectors if c not in KNOWN_COLLECTORS]
     if unknown:
-        return ['%s: %r is not a collector of ipmi_exporter 1.6.1 (%s)' % (variable, unknown[0],
-                                                                          _listed(KNOWN_COLLECTORS))]
+        return ['%s: %r is not a collector of ipmi_exporter 1.6.1 (%s)'
+                % (variable, unknown[0], _listed(KNOWN_COLLECTORS))]
     if len(set(collectors)) != len(collectors):
         return ['%s names a collector twice: %r' % (variable, collectors)]
     return []
@@ -246,13 +247,13 @@ def remote_verdict(target, module, content, status):
     if status != 200:
         return {'target': target, 'module': module, 'ok': False,
                 'line': 'BMC %s (module %s): the exporter answered HTTP %s' % (target, module, status)}
-    ups = dict((m.group(1), m.group(2)) for m in re.finditer(r'^ipmi_up\{collector="([a-z-]+)"\} ([0-9.e+-]+)$',
-                                                               content or '', re.M))
+    matches = (_IPMI_UP.fullmatch(line) for line in (content or '').splitlines())
+    ups = dict((m.group(1), m.group(2)) for m in matches if m)
     if not ups:
         return {'target': target, 'module': module, 'ok': False,
                 'line': 'BMC %s (module %s): the answer holds no ipmi_up' % (target, module)}
     down = sorted(c for c, v in ups.items() if float(v) != 1)
+    said = ('every collector answers (%s)' % _listed(sorted(ups)) if not down else
+            'no answer for %s (ipmi_up 0: BMC unreachable or credentials refused)' % _listed(down))
     return {'target': target, 'module': module, 'ok': True, 'up': not down,
-            'line': 'BMC %s (module %s): %s' % (target, module, 'every collector answers (%s)' % _listed(sorted(ups))
-                                               if not down else 'no answer for %s (ipmi_up 0: BMC unreachable or '
-                                               'credentials refused)' % _listed(down))}
+            'line': 'BMC %s (module %s): %s' % (target, module, said)}

@@ -80,8 +80,7 @@ UNIT_SERVICE = (
     'User={user}\n'
     'Group={group}\n'
     'Restart=on-failure\n'
-    'RestartSec=5\n'
-    ) + sandbox_lines().replace('{', '{{').replace('}', '}}')
+    'RestartSec=5\n') + sandbox_lines().replace('{', '{{').replace('}', '}}')
 
 
 def parse_listen_address(value, variable='node_exporter_listen_address'):
