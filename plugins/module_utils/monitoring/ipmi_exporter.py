@@ -86,9 +86,10 @@ def _module_problems(name, module):
     return found
 
 
-def collector_problems(variable, collectors):
-    """Problems of a collector list (the names ipmi_exporter 1.6.1 accepts, each once, at least one)."""
-    if not isinstance(collectors, list) or not collectors:
+def collector_problems(variable, collectors, empty=False):
+    """Problems of a collector list (the names ipmi_exporter 1.6.1 accepts, each once, at least one
+    unless ``empty``)."""
+    if not isinstance(collectors, list) or not (collectors or empty):
         return ['%s must be a non-empty list of collectors (%s), got %r'
                 % (variable, _listed(KNOWN_COLLECTORS), collectors)]
     unknown = [c for c in collectors if c not in KNOWN_COLLECTORS]
@@ -134,7 +135,8 @@ def problems(inputs):
         if (target.get('module') or 'default') not in modules:
             found.append('%s.module: %r is not a module of ipmi_exporter_modules (%s)'
                          % (where, target.get('module') or 'default', _listed(sorted(modules, key=str)) or 'none'))
-    found.extend(collector_problems('ipmi_exporter_local_collectors', inputs.get('local_collectors')))
+    # empty: the in-band module collects nothing, /metrics serves the exporter's own process metrics
+    found.extend(collector_problems('ipmi_exporter_local_collectors', inputs.get('local_collectors'), empty=True))
     if inputs.get('local') == 'never' and not inputs.get('remote'):
         found.append('ipmi_exporter_local: never with ipmi_exporter_remote: false leaves the exporter nothing to '
                      'serve; set ipmi_exporter_remote: true (the monitoring host) or ipmi_exporter_local: auto')
