@@ -112,7 +112,7 @@ class ActionModule(ActionBase):
             return result
         # a variable with a role's prefix that the role does not declare (a typo): named first
         unknown = unknown_variable_report(task_vars, templar)
-        inputs, problems = {}, list(unknown['problems'])
+        inputs, problems, bmc = {}, list(unknown['problems']), {}
         if unknown['warnings']:
             result['warnings'] = unknown['warnings']
         try:
@@ -147,6 +147,8 @@ class ActionModule(ActionBase):
             except InputError as exc:
                 problems.extend(exc.problems)
             else:
+                if (role, entry_point) == ('common', 'bmc'):
+                    bmc = converted  # what the plan publishes of the host's BMC (bmc.address)
                 if entry_point == 'main':
                     inputs[role] = converted
                     # what this run's probe could not check (a GPU clock without a known maximum)
@@ -194,7 +196,7 @@ class ActionModule(ActionBase):
                 return result
             address = (inputs.get('prometheus') or {}).get('target_address') or \
                 task_vars.get('ansible_host') or task_vars.get('inventory_hostname')
-            plan = build_host_plan(probe, inputs, in_container, platform, str(address) if address else None)
+            plan = build_host_plan(probe, inputs, in_container, platform, str(address) if address else None, bmc)
         except (InputError, ValueError) as exc:
             result.update(failed=True, msg='gpuops.dlserver.host_plan: %s' % exc)
             return result

@@ -114,7 +114,9 @@ RETURN = r"""
 plan:
   description:
     - The host's plan (the shape the C(gpuops.dlserver.gpu_plan) filter returns; C(docs/hardware-gating.md)),
-      plus C(exporters.<name>.listen_address) and C(host.scrape_address). C(driver.branch.from) says
+      plus C(exporters.<name>.listen_address), C(host.scrape_address) and C(bmc) (the host's C(bmc_address), its
+      C(ipmi_exporter_module), the modules its ipmi_exporter serves and its listen address; never a credential).
+      C(driver.branch.from) says
       where the branch came from - C(nvidia_driver_branch), C(nvidia_driver_version), C(installed),
       C(newest_supported) (the newest branch every GPU supports that the source carries, by the table of
       C(plugins/module_utils/packages/driver_branches.py) for the host's C(ansible_facts.distribution),

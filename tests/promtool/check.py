@@ -6,7 +6,7 @@
 1. `promtool check config` on prometheus.yml and the file_sd files the prometheus role's
    Python generates (plain, and with https + basic auth + Alertmanager + a user rules file).
 2. `promtool check rules` on the collection's rules, and `promtool test rules` on
-   tests/promtool/gpu.rules.test.yml and storage.rules.test.yml (the NVMe textfile of
+   tests/promtool/gpu.rules.test.yml, storage.rules.test.yml and bmc.rules.test.yml (the NVMe textfile of
    nvme_health.py through `promtool check metrics` too); every alert must have a test where it fires and one
    where it stays silent, and a summary and description.
 3. `promtool check metrics` on the GPU textfile rendered for every fixture host
@@ -43,6 +43,10 @@ RULES = os.path.join(REPO, "roles", "prometheus", "files", "rules", "gpu.rules.y
 TESTS = os.path.join(REPO, "tests", "promtool", "gpu.rules.test.yml")
 STORAGE_RULES = os.path.join(REPO, "roles", "prometheus", "files", "rules", "storage.rules.yml")
 STORAGE_TESTS = os.path.join(REPO, "tests", "promtool", "storage.rules.test.yml")
+BMC_RULES = os.path.join(REPO, "roles", "prometheus", "files", "rules", "bmc.rules.yml")
+BMC_TESTS = os.path.join(REPO, "tests", "promtool", "bmc.rules.test.yml")
+BMC_ALERTS = ["IPMIExporterDown", "BMCUnreachable", "BMCFanFailed", "BMCPowerSupplyFailure", "BMCTemperatureCritical",
+              "BMCSELFilling"]
 DASHBOARD = os.path.join(REPO, "roles", "prometheus", "files", "dashboards", "gpuops-gpu-fleet.json")
 FAILED = []
 
@@ -71,19 +75,24 @@ def defaults():
 
 def check_config(promtool, work):
     hosts = []
-    for name, hv, groups in (("gpu-01", {"ansible_host": "10.0.0.11", "gpuops_plan": {"roles": {"dcgm_exporter": {"run": True}}}}, ["gpu_nodes"]),
+    # the BMC job: mon-01's ipmi_exporter serves the modules default and hgx; gpu-01's BMC is scraped through it
+    exporter = prometheus_config.ipmi_exporter_address("mon-01", {"ansible_host": "10.0.0.2", "gpuops_plan": {"bmc": {
+        "serves": ["default", "hgx"], "listen_address": ":9290"}}})
+    for name, hv, groups in (("gpu-01", {"ansible_host": "10.0.0.11", "gpuops_plan": {"roles": {"dcgm_exporter": {"run": True}},
+                                                                                     "bmc": {"address": "10.0.1.11", "module": "hgx"}}}, ["gpu_nodes"]),
                              ("gpu-02", {"ansible_host": "10.0.0.12", "gpuops_plan": {}}, ["gpu_nodes"]),
                              ("cpu-01", {"ansible_host": "10.0.0.21", "gpuops_plan": {"exporters": {"node_exporter": {
                                  "listen_address": "10.0.0.21:9101"}}}}, [])):
         entry = prometheus_config.host_targets(name, hv, groups, "gpu_nodes")
         entry["name"] = name
+        entry["ipmi_exporter"] = prometheus_config.bmc_target(name, hv, exporter)
         hosts.append(entry)
     sd = prometheus_config.file_sd(hosts)
     for variant, extra in (("plain", {}),
                            ("tls-auth", {"node_exporter_scheme": "https", "node_exporter_basic_auth_username": "prometheus",
                                          "node_exporter_basic_auth_password": "pw", "node_exporter_tls_insecure_skip_verify": True,
                                          "alertmanager_targets": ["am:9093"], "external_labels": {"cluster": "ci"},
-                                         "rules_files": ["/controller/site.rules.yml"]})):
+                                         "rules_files": ["/controller/site.rules.yml"], "ipmi_exporter_host": "mon-01"})):
         root = os.path.join(work, variant)
         inputs = dict(defaults(), file_sd_dir=os.path.join(root, "file_sd"), rules_dir=os.path.join(root, "rules"),
                       config_file=os.path.join(root, "prometheus.yml"), **extra)
@@ -94,7 +103,9 @@ def check_config(promtool, work):
             with open(os.path.join(inputs["file_sd_dir"], job + ".yml"), "w") as fh:
                 yaml.safe_dump(targets, fh)
         for path in prometheus_config.rule_files(inputs):
-            with open(RULES) as src, open(path, "w") as dst:
+            source = {"gpuops-bmc.rules.yml": BMC_RULES, "gpuops-storage.rules.yml": STORAGE_RULES}.get(
+                os.path.basename(path), RULES)
+            with open(source) as src, open(path, "w") as dst:
                 dst.write(src.read())
         with open(inputs["config_file"], "w") as fh:
             yaml.safe_dump(prometheus_config.scrape_config(inputs), fh)
@@ -194,9 +205,17 @@ def dashboard(promtool, work):
     known = recorded | set(gpu_textfile.HELP) | {"up", "ALERTS"}
     for expr in exprs:
         for metric in re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{", expr) + re.findall(r"\b(\w+:\w+:\w+)\b", expr):
-            ok = (metric in known or metric.startswith("DCGM_FI_") or metric.startswith("node_"))
-            check(ok, "dashboard metric %s is provided by the rules, dcgm-exporter, node_exporter or the textfile" % metric)
+            ok = (metric in known or metric.startswith("DCGM_FI_") or metric.startswith("node_") or metric in IPMI_METRICS)
+            check(ok, "dashboard metric %s is provided by the rules, dcgm-exporter, node_exporter, ipmi_exporter or the "
+                      "textfile" % metric)
     check(len(exprs) >= 20, "dashboard has its %d queries checked" % len(exprs))
+
+
+# ipmi_exporter 1.6.1's series the dashboard may read (its docs/metrics.md; the SEL count under the name the
+# 1.6.1 binary registers, ipmi_sel_logs_count)
+IPMI_METRICS = {"ipmi_up", "ipmi_fan_speed_rpm", "ipmi_fan_speed_state", "ipmi_temperature_celsius", "ipmi_temperature_state",
+                "ipmi_sensor_state", "ipmi_sensor_value", "ipmi_power_watts", "ipmi_dcmi_power_consumption_current_watts",
+                "ipmi_sel_logs_count", "ipmi_sel_free_space_bytes", "ipmi_chassis_power_state"}
 
 
 def main():
@@ -211,6 +230,9 @@ def main():
         alerts_tested(STORAGE_RULES, STORAGE_TESTS, ["StorageMdArrayDegraded", "StorageNVMeWearHigh", "StorageNVMeMediaErrors",
                                                      "StorageNVMeCriticalWarning", "StorageNVMeSpareLow"])
         nvme_textfiles(promtool)
+        run(promtool, "check", "rules", BMC_RULES)
+        run(promtool, "test", "rules", BMC_TESTS)
+        alerts_tested(BMC_RULES, BMC_TESTS, BMC_ALERTS)
         textfiles(promtool, work)
         validation_textfile(promtool)
         dashboard(promtool, work)

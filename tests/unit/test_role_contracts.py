@@ -200,7 +200,7 @@ PROBE_TASKS = ["Probe the hardware, check the inputs and plan the host",
     ("nvidia_driver", ["nvidia_driver"]),
     ("cuda_toolkit", ["cuda_toolkit"]),
     ("python_stack", ["python_stack"]),
-    ("monitoring", ["dcgm_exporter", "node_exporter", "prometheus"]),
+    ("monitoring", ["dcgm_exporter", "node_exporter", "ipmi_exporter", "prometheus"]),
 ])
 def test_tags_through_site_run_the_probe_and_that_role_only(tag, roles):
     tasks = _listed_tasks(_list("--tags", tag, "--list-tasks"))

@@ -27,7 +27,10 @@ description:
   when the plan of that host is not known in this run, when it is in the given GPU group.
 - Every target carries the label C(node), the inventory name, on which the collection's GPU rules join
   node_exporter's GPU textfile facts and dcgm-exporter's metrics (C(plugins/module_utils/monitoring/prometheus_config.py)).
-positional: _input, hosts, dcgm_group
+- With O(ipmi_exporter_host), each host's BMC (C(bmc.address) and C(bmc.module) of its plan: C(bmc_address),
+  C(ipmi_exporter_module)) is a target of the job C(ipmi_exporter), scraped through that host's ipmi_exporter
+  (its plan's C(bmc.serves) must hold the module).
+positional: _input, hosts, dcgm_group, ipmi_exporter_host
 options:
   _input:
     description: C(hostvars).
@@ -42,6 +45,10 @@ options:
     description: The group whose hosts run dcgm-exporter when their plan is not known.
     type: str
     required: true
+  ipmi_exporter_host:
+    description: The inventory host whose ipmi_exporter scrapes the BMCs (C(prometheus_ipmi_exporter_host)); empty, no BMC job.
+    type: str
+    default: ''
 """
 
 EXAMPLES = r"""
@@ -63,20 +70,27 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config as _prometheus
 
 
-def prometheus_targets(hostvars, hosts, dcgm_group):
+def prometheus_targets(hostvars, hosts, dcgm_group, ipmi_exporter_host=''):
     try:
+        exporter = None
+        if ipmi_exporter_host:
+            if ipmi_exporter_host not in hostvars:
+                raise ValueError('prometheus_ipmi_exporter_host: %s is not a host of the inventory' % ipmi_exporter_host)
+            exporter = _prometheus.ipmi_exporter_address(str(ipmi_exporter_host), hostvars[ipmi_exporter_host])
         entries = []
         for name in hosts:
             vars_ = hostvars[name]
             entry = _prometheus.host_targets(str(name), vars_, list(vars_.get('group_names') or []), str(dcgm_group))
             entry['name'] = str(name)
+            entry['ipmi_exporter'] = _prometheus.bmc_target(str(name), vars_, exporter)
             entries.append(entry)
     except ValueError as exc:
         raise AnsibleFilterError(str(exc))
     except (TypeError, KeyError, AttributeError) as exc:
         raise AnsibleFilterError('gpuops.dlserver.__private.prometheus_targets: hostvars must map every host of hosts to its '
                                  'variables (%s: %s)' % (type(exc).__name__, exc))
-    return {'hosts': dict((e['name'], {'node_exporter': e['node_exporter'], 'dcgm_exporter': e['dcgm_exporter']})
+    return {'hosts': dict((e['name'], {'node_exporter': e['node_exporter'], 'dcgm_exporter': e['dcgm_exporter'],
+                                       'ipmi_exporter': e['ipmi_exporter']})
                           for e in entries),
             'file_sd': _prometheus.file_sd(entries)}
 

@@ -35,7 +35,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolki
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_inputs, node_exporter
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_inputs, ipmi_exporter, node_exporter
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo, url_trust
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack
@@ -109,6 +109,9 @@ exporter = own(node_exporter.input_problems)
 volcano_inputs = own(volcano.input_errors)
 # common's entry point bmc: the BMC address, user, password and port (bmc/credentials.py)
 bmc = own(bmc_credentials.problems)
+# ipmi_exporter: listen address, modules and their credentials (monitoring/ipmi_exporter.py, through
+# bmc/credentials.py), never showing a password
+ipmi = own(ipmi_exporter.problems)
 
 
 def playbook_posture(inputs, context):
@@ -139,6 +142,7 @@ REGISTRY = {
     'cuda_toolkit': EVERY + (cuda,),
     'dcgm_exporter': (urls, dcgm, kinds, posture),
     'gpu_validate': EVERY + (gpu_validate,),
+    'ipmi_exporter': (urls, ipmi, kinds, posture),
     'node_exporter': EVERY + (exporter,),
     'nvidia_container_toolkit': EVERY + (ctk,),
     'nvidia_driver': (driver, urls, kinds, posture),

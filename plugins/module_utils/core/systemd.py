@@ -8,6 +8,8 @@
 - ``quote_arg()``: one argument of an ``Exec*=`` line, specifiers (``%``) and variables (``$``)
   escaped, double-quoted when it holds anything but safe characters. A control character is
   refused (ValueError) here too, so no caller can write one into a unit by forgetting a check.
+- ``sandbox_lines()``: the sandboxing directives of an exporter's unit (node_exporter, ipmi_exporter):
+  read-only system, no privileges, no capabilities, no devices but the ones named.
 - ``parse_unit_states()``: the output of one ``systemctl show -p Id,... UNIT...`` read of several
   units (the converged fast path of os_tuning and nvidia_driver).
 """
@@ -51,6 +53,28 @@ def quote_arg(arg):
     if _SAFE_ARG.fullmatch(text):
         return text
     return '"%s"' % text.replace('\\', '\\\\').replace('"', '\\"')
+
+
+def sandbox_lines(devices=(), writable=()):
+    """The sandboxing directives of an exporter's ``[Service]`` section (one place, every exporter
+    role): a read-only system, no new privileges, no capabilities, no devices (``PrivateDevices``)
+    unless ``devices`` names the ones it reads and writes (then only those: ``DevicePolicy=closed``),
+    and ``writable`` directories below /var/lib (``StateDirectory=``, created for the unit's user)."""
+    lines = ['# Sandboxing: read-only system, no privileges, no capabilities, no new mounts or devices.',
+             'NoNewPrivileges=yes', 'CapabilityBoundingSet=', 'AmbientCapabilities=', 'ProtectSystem=strict',
+             'ProtectHome=read-only', 'PrivateTmp=yes']
+    if devices:
+        lines.append('DevicePolicy=closed')
+        lines.extend('DeviceAllow=%s rw' % quote_arg(device) for device in devices)
+    else:
+        lines.append('PrivateDevices=yes')
+    lines.extend(['ProtectKernelTunables=yes', 'ProtectKernelModules=yes', 'ProtectControlGroups=yes',
+                  'ProtectClock=yes', 'ProtectHostname=yes', 'RestrictSUIDSGID=yes', 'RestrictRealtime=yes',
+                  'RestrictNamespaces=yes', 'LockPersonality=yes', 'MemoryDenyWriteExecute=yes',
+                  'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK', 'SystemCallArchitectures=native'])
+    lines.extend('StateDirectory=%s' % quote_arg(directory) for directory in writable)
+    lines.append('UMask=0077')
+    return ''.join(line + '\n' for line in lines)
 
 
 # Directories the system owns: a role that creates "its" directory with its own group and mode

@@ -127,6 +127,10 @@ VARIABLES = {
     'gpu_validate_data_sample_mib': ('int', {'unit': 'MiB'}),
     'gpu_validate_data_seconds': ('int', {'unit': 'seconds'}),
     'gpu_validate_data_images_per_gpu': ('int', {'unit': 'images/s per GPU (0: the published rate)'}),
+    # ipmi_exporter (the same listen-address parser as node_exporter's)
+    'ipmi_exporter_listen_address': ('listen', {'check': 'node_exporter'}),
+    'ipmi_exporter_config_dir': ('prefix', {}),
+    'ipmi_exporter_status_file': ('file', {}),
     # node_exporter
     'node_exporter_cache_dir': ('dir', {'tilde': True}),
     'node_exporter_install_dir': ('prefix', {}),
@@ -362,7 +366,8 @@ def notices(role, inputs, context=None):
 
 
 # Ports one host opens: (role, short name, kind) — two of them on one port cannot both listen.
-HOST_PORTS = (('node_exporter', 'listen_address', 'listen'), ('dcgm_exporter', 'listen_address', 'listen'),
+HOST_PORTS = (('node_exporter', 'listen_address', 'listen'), ('ipmi_exporter', 'listen_address', 'listen'),
+              ('dcgm_exporter', 'listen_address', 'listen'),
               ('dcgm_exporter', 'hostengine_address', 'listen'), ('gpu_validate', 'port', 'port'),
               ('gpu_validate', 'iperf3_port', 'port'), ('gpu_validate', 'ib_port', 'port'))
 

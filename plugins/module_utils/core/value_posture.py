@@ -121,6 +121,10 @@ VARIABLES = {
     # gpu_validate
     'gpu_validate_checks': ('unique', {'what': 'check'}),
     'gpu_validate_peer_group': ('inventory_group', {'default': '', 'empty': 'no cross-node check'}),
+    # ipmi_exporter
+    'ipmi_exporter_local_collectors': ('unique', {'what': 'collector'}),
+    'ipmi_exporter_user': ('service_user', {}),
+    'ipmi_exporter_group': ('service_group', {}),
     # node_exporter
     'node_exporter_enabled_collectors': ('unique', {'what': 'collector', 'identity': 'collector'}),
     'node_exporter_disabled_collectors': ('unique', {'what': 'collector'}),
@@ -176,6 +180,8 @@ PLAYBOOK_VARIABLES = ('gpuops_rolling_k8s_group',)
 # Variables of the shapes above that are deliberately not checked here, and why.
 NOT_THIS_CLASS = {
     'volcano_smoke_command': 'a command line: an argument may repeat on purpose',
+    'ipmi_exporter_verify_targets': 'BMCs verify scrapes; each address by bmc/credentials.py, each module among '
+                                    'ipmi_exporter_modules (monitoring/ipmi_exporter.py)',
     'gpuops_bmc_user': 'a BMC user name; IPMI\'s character set and length (bmc/credentials.py user_problem)',
     'gpuops_bmc_password': 'a BMC password, never shown; IPMI\'s length (bmc/credentials.py password_problem)',
     'volcano_scheduler_tiers': 'plugins listed twice are refused by volcano_scheduling.py (its own check, per tier '

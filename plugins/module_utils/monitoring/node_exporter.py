@@ -28,7 +28,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter_storage
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter_fast_path import ACCOUNT_COMMENT, fast_path
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import (
-    control_error, owned_path_error, quote_arg as systemd_quote)
+    control_error, owned_path_error, quote_arg as systemd_quote, sandbox_lines)
 
 # Collectors node_exporter 1.5 (Debian 12) to 1.9 registers on Linux (node_exporter_sources.COLLECTOR_ROWS,
 # each with its source). Names outside this set fail: a typo would otherwise stop node_exporter at start-up
@@ -81,28 +81,7 @@ UNIT_SERVICE = (
     'User={user}\n'
     'Group={group}\n'
     'Restart=on-failure\n'
-    'RestartSec=5\n'
-    '# Sandboxing: read-only system, no privileges, no capabilities, no new mounts or devices.\n'
-    'NoNewPrivileges=yes\n'
-    'CapabilityBoundingSet=\n'
-    'AmbientCapabilities=\n'
-    'ProtectSystem=strict\n'
-    'ProtectHome=read-only\n'
-    'PrivateTmp=yes\n'
-    'PrivateDevices=yes\n'
-    'ProtectKernelTunables=yes\n'
-    'ProtectKernelModules=yes\n'
-    'ProtectControlGroups=yes\n'
-    'ProtectClock=yes\n'
-    'ProtectHostname=yes\n'
-    'RestrictSUIDSGID=yes\n'
-    'RestrictRealtime=yes\n'
-    'RestrictNamespaces=yes\n'
-    'LockPersonality=yes\n'
-    'MemoryDenyWriteExecute=yes\n'
-    'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK\n'
-    'SystemCallArchitectures=native\n'
-    'UMask=0077\n')
+    'RestartSec=5\n') + sandbox_lines().replace('{', '{{').replace('}', '}}')
 
 
 def parse_listen_address(value, variable='node_exporter_listen_address'):

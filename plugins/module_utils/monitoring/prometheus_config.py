@@ -25,6 +25,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd impor
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
 
 JOBS = ('node_exporter', 'dcgm_exporter')
+# The BMC job: multi-target, scraped through the ipmi_exporter of prometheus_ipmi_exporter_host.
+IPMI_JOB = 'ipmi_exporter'
 _WILDCARD = ('', '0.0.0.0', '::')
 
 
@@ -110,14 +112,70 @@ def host_targets(name, hostvars, groups, dcgm_group):
     return {'node_exporter': node, 'dcgm_exporter': dcgm}
 
 
+def ipmi_exporter_address(name, hostvars):
+    """``(address, serves)`` of the ipmi_exporter that scrapes the BMCs: host ``name``'s scrape address and
+    the port of its ``ipmi_exporter_listen_address``, and the modules it serves, all from its plan of this
+    run. ValueError naming prometheus_ipmi_exporter_host where the host has no plan or serves no BMC."""
+    plan = hostvars.get('gpuops_plan') if isinstance(hostvars, dict) else None
+    bmc = (plan or {}).get('bmc') if isinstance(plan, dict) else None
+    if not isinstance(bmc, dict) or not bmc.get('serves'):
+        raise ValueError('prometheus_ipmi_exporter_host: host %s %s; set ipmi_exporter_remote: true and '
+                         'ipmi_exporter_modules there (and include it in the run), or leave '
+                         'prometheus_ipmi_exporter_host empty' % (
+                             name, 'has no plan in this run' if not isinstance(plan, dict)
+                             else 'serves no BMC (its plan: bmc.serves is empty)'))
+    listen = bmc.get('listen_address')
+    address = (plan.get('host') or {}).get('scrape_address') or hostvars.get('ansible_host') or name
+    return _target(address, listen, 'ipmi_exporter_listen_address (host %s)' % name, 9290), list(bmc['serves'])
+
+
+def bmc_target(name, hostvars, exporter):
+    """``{scrape, reason, target, module}`` of host ``name``'s BMC (its plan's ``bmc``: ``bmc_address``,
+    ``ipmi_exporter_module``); ``exporter``: ipmi_exporter_address()'s answer, or None (no BMC job)."""
+    plan = hostvars.get('gpuops_plan') if isinstance(hostvars, dict) else None
+    bmc = plan.get('bmc') if isinstance(plan, dict) and isinstance(plan.get('bmc'), dict) else {}
+    if exporter is None:
+        return {'scrape': False, 'reason': 'prometheus_ipmi_exporter_host is empty: no BMC is scraped',
+                'target': None, 'module': None}
+    if not bmc.get('address'):
+        return {'scrape': False, 'reason': 'no bmc_address for this host', 'target': None, 'module': None}
+    module = bmc.get('module') or 'default'
+    if module not in exporter[1]:
+        raise ValueError('ipmi_exporter_module (host %s): module %r is not one the ipmi_exporter of '
+                         'prometheus_ipmi_exporter_host serves (%s): add it to ipmi_exporter_modules there'
+                         % (name, module, ', '.join(exporter[1])))
+    return {'scrape': True, 'reason': 'bmc_address %s through %s (module %s)' % (bmc['address'], exporter[0], module),
+            'target': bmc['address'], 'module': module, 'exporter': exporter[0]}
+
+
 def file_sd(hosts):
-    """File-SD lists per job from ``[{name, node_exporter: {...}, dcgm_exporter: {...}}]``."""
-    result = dict((job, []) for job in JOBS)
+    """File-SD lists per job from ``[{name, node_exporter: {...}, dcgm_exporter: {...}, ipmi_exporter: {...}}]``.
+    A BMC's entry targets its address, with the exporter that scrapes it and the module as labels that the
+    job's relabelling turns into ``<exporter>/ipmi?target=<bmc>&module=<m>``."""
+    result = dict((job, []) for job in JOBS + (IPMI_JOB,))
     for host in sorted(hosts, key=lambda h: h['name']):
         for job in JOBS:
             if host[job]['scrape']:
                 result[job].append({'targets': [host[job]['target']], 'labels': {'node': host['name']}})
+        bmc = host.get(IPMI_JOB) or {}
+        if bmc.get('scrape'):
+            result[IPMI_JOB].append({'targets': [bmc['target']],
+                                     'labels': {'node': host['name'], '__param_module': bmc['module'],
+                                                '__exporter_address': bmc['exporter']}})
     return result
+
+
+def ipmi_job(file_sd_dir):
+    """The BMC job: each target (a BMC address) is scraped at its exporter's ``/ipmi?target=&module=``;
+    ``instance`` is the BMC, ``node`` the host. Session timeouts of several collectors add up, so the job
+    scrapes every minute with a 50 s timeout."""
+    return {'job_name': IPMI_JOB, 'metrics_path': '/ipmi', 'scrape_interval': '1m', 'scrape_timeout': '50s',
+            'file_sd_configs': [{'files': ['%s/%s.yml' % (file_sd_dir, IPMI_JOB)]}],
+            'relabel_configs': [
+                {'source_labels': ['__address__'], 'target_label': '__param_target'},
+                {'source_labels': ['__param_target'], 'target_label': 'instance'},
+                {'source_labels': ['__exporter_address'], 'target_label': '__address__'},
+            ]}
 
 
 def _job(name, inputs, file_sd_dir, auth):
@@ -140,6 +198,7 @@ def _job(name, inputs, file_sd_dir, auth):
 
 _DURATION = re.compile(r'([0-9]+(ms|s|m|h|d|w|y))+')
 _GROUP = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}')
+_HOST = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}')
 _LABEL = re.compile(r'[A-Za-z_][A-Za-z0-9_]{0,127}')
 _TARGET = re.compile(r'(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}')
 _CONTROL = re.compile(r'[\x00-\x1f\x7f\u0085\u2028\u2029]')
@@ -156,6 +215,8 @@ def _value_errors(inputs):
         if not _DURATION.fullmatch(str(inputs.get(variable) or '')):
             errors.append('prometheus_%s: %r is not a Prometheus duration such as 30s or 1m'
                           % (variable, inputs.get(variable)))
+    if inputs.get('ipmi_exporter_host') and not _HOST.fullmatch(str(inputs['ipmi_exporter_host'])):
+        errors.append('prometheus_ipmi_exporter_host: %r is not an inventory host name' % (inputs['ipmi_exporter_host'],))
     for variable in ('node_exporter_group', 'dcgm_exporter_group'):
         if not _GROUP.fullmatch(str(inputs.get(variable) or '')):
             errors.append('prometheus_%s: %r is not an inventory group name' % (variable, inputs.get(variable)))
@@ -196,14 +257,15 @@ def check_inputs(inputs):
     for index, job in enumerate(inputs.get('extra_scrape_configs') or []):
         if not isinstance(job, dict) or not job.get('job_name'):
             errors.append('prometheus_extra_scrape_configs[%d] must be a scrape config with a job_name' % index)
-        elif job['job_name'] in JOBS:
+        elif job['job_name'] in JOBS + (IPMI_JOB,):
             errors.append('prometheus_extra_scrape_configs[%d]: job_name %s is the role\'s own job' % (index, job['job_name']))
     return errors
 
 
 def rule_files(inputs):
-    """Paths of the rule files on the Prometheus host: the collection's (GPU, storage), then the user's."""
-    return ['%s/gpuops-gpu.rules.yml' % inputs['rules_dir'], '%s/gpuops-storage.rules.yml' % inputs['rules_dir']] + [
+    """Paths of the rule files on the Prometheus host: the collection's (GPU, storage, BMC), then the user's."""
+    return ['%s/gpuops-gpu.rules.yml' % inputs['rules_dir'], '%s/gpuops-storage.rules.yml' % inputs['rules_dir'],
+            '%s/gpuops-bmc.rules.yml' % inputs['rules_dir']] + [
         '%s/%s' % (inputs['rules_dir'], path.rstrip('/').rsplit('/', 1)[-1]) for path in inputs.get('rules_files') or []]
 
 
@@ -218,7 +280,7 @@ def scrape_config(inputs):
             {'job_name': 'prometheus', 'static_configs': [{'targets': ['localhost:9090']}]},
             _job('node_exporter', inputs, inputs['file_sd_dir'], True),
             _job('dcgm_exporter', inputs, inputs['file_sd_dir'], False),
-        ] + list(inputs.get('extra_scrape_configs') or []),
+        ] + ([ipmi_job(inputs['file_sd_dir'])] if inputs.get('ipmi_exporter_host') else []) + list(inputs.get('extra_scrape_configs') or []),
     }
     if not config['global']['external_labels']:
         del config['global']['external_labels']

@@ -75,16 +75,33 @@ def same_inputs(plan, inputs, in_container, platform=None):
     return wanted == have
 
 
-def build_host_plan(facts, inputs, in_container, platform=None, scrape_address=None):
+def build_host_plan(facts, inputs, in_container, platform=None, scrape_address=None, bmc=None):
     """The host's plan from its probe facts, every role's typed inputs and its ``platform``
     (``{distribution, major}``, from ansible_facts: distribution, distribution_major_version).
 
-    Adds what other hosts read of this one: ``exporters.<name>.listen_address`` and
-    ``host.scrape_address`` (where Prometheus reaches the host). ValueError on bad options,
-    as build_plan().
+    Adds what other hosts read of this one: ``exporters.<name>.listen_address``,
+    ``host.scrape_address`` (where Prometheus reaches the host) and ``bmc`` (``bmc`` is common's
+    entry point ``bmc`` converted: the host's ``bmc_address``; with ipmi_exporter's typed inputs, the
+    module that holds its credentials and, where the host serves BMCs, its modules).
+    ValueError on bad options, as build_plan().
     """
     plan = build_plan(facts, plan_options(inputs, in_container, platform))
     for exporter, (role, key) in PUBLISHED.items():
         plan['exporters'][exporter]['listen_address'] = ((inputs or {}).get(role) or {}).get(key)
     plan['host']['scrape_address'] = scrape_address
+    plan['bmc'] = published_bmc(bmc, (inputs or {}).get('ipmi_exporter'))
     return plan
+
+
+def published_bmc(bmc, ipmi):
+    """What the plan publishes of the host's BMC for the prometheus role: ``address`` (``bmc_address``,
+    None where unset), ``module`` (``ipmi_exporter_module``: the credential set of the exporter that
+    scrapes it), ``serves`` (the modules this host's ipmi_exporter serves remotely; empty where it does
+    not), ``listen_address`` (``ipmi_exporter_listen_address``). Never a user name or a password."""
+    bmc = bmc or {}
+    ipmi = ipmi or {}
+    address = bmc.get('bmc_address') or None
+    remote = bool(ipmi.get('remote'))
+    return {'address': address, 'module': ipmi.get('module') or 'default',
+            'serves': sorted(str(m) for m in (ipmi.get('modules') or {})) if remote else [],
+            'listen_address': ipmi.get('listen_address')}

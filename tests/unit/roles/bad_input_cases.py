@@ -26,7 +26,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolki
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, node_exporter, prometheus_config
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, ipmi_exporter, node_exporter, prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import mirror_inputs, nvidia_repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env, python_stack
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
@@ -147,6 +147,8 @@ VALIDATORS = {
     "dcgm_exporter": _dcgm,
     # the validate_inputs filter of its preflight
     "gpu_validate": validate_inputs.input_problems,
+    # the ipmi_exporter_plan filter of its preflight (and value_kinds.ROLE_CHECKS on every host)
+    "ipmi_exporter": ipmi_exporter.problems,
     "node_exporter": _node_exporter,
     "nvidia_container_toolkit": container_toolkit.input_problems,
     "nvidia_driver": nvidia_repo.input_problems,

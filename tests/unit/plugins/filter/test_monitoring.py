@@ -68,6 +68,7 @@ def test_prometheus_config_input_is_refused_by_the_registry_naming_the_variable(
                                   {"groups": {}, "allow": {}})
     assert any("prometheus_rules_dir" in p for p in found), found
     assert FILTERS["prometheus_config"](defaults("prometheus"))["rule_files"] == [
-        "/etc/prometheus/rules/gpuops-gpu.rules.yml"]
+        "/etc/prometheus/rules/gpuops-gpu.rules.yml", "/etc/prometheus/rules/gpuops-storage.rules.yml",
+        "/etc/prometheus/rules/gpuops-bmc.rules.yml"]
 
 

@@ -69,7 +69,8 @@ def test_file_sd_labels_every_target_with_its_node_and_sorts():
 def test_scrape_config_defaults():
     config = pc.scrape_config(DEFAULTS)
     assert config["rule_files"] == ["/etc/prometheus/rules/gpuops-gpu.rules.yml",
-                                    "/etc/prometheus/rules/gpuops-storage.rules.yml"]
+                                    "/etc/prometheus/rules/gpuops-storage.rules.yml",
+                                    "/etc/prometheus/rules/gpuops-bmc.rules.yml"]
     jobs = dict((j["job_name"], j) for j in config["scrape_configs"])
     assert sorted(jobs) == ["dcgm_exporter", "node_exporter", "prometheus"]
     assert jobs["node_exporter"] == {"job_name": "node_exporter", "scheme": "http",

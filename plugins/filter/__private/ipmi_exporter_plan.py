@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter gpuops.dlserver.__private.ipmi_exporter_plan.
+
+One filter per file, so that the file name is the filter name (what Galaxy and ansible-doc
+list); the documentation is below, the rules are in ``plugins/module_utils/``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: ipmi_exporter_plan
+author: gpuops.dlserver contributors
+version_added: 0.1.0
+short_description: Check the ipmi_exporter role's inputs and decide how the exporter runs on the host
+description:
+- Every check and decision of the C(gpuops.dlserver.ipmi_exporter) role
+  (C(plugins/module_utils/monitoring/ipmi_exporter.py)) - the listen address, each module (credential set) with
+  its user and password (C(plugins/module_utils/bmc/credentials.py)), driver, privilege, collectors, timeout and
+  workaround flags, the in-band mode (C(/dev/ipmi0)), the configuration file, the drop-in over the package's unit
+  (sandboxed like node_exporter's) and what verify scrapes.
+- Fails (raises), naming each variable, on any bad input; the message never contains a password.
+positional: _input, platform, device_present
+options:
+  _input:
+    description: The role's typed variables without prefix (C(__ipmi_exporter)).
+    type: dict
+    required: true
+  platform:
+    description: The platform variables (C(__ipmi_exporter_platform) of C(vars/Debian.yml)) - C(name), C(package),
+      C(package_binary), C(package_service).
+    type: dict
+    required: true
+  device_present:
+    description: Whether C(/dev/ipmi0) exists on the host.
+    type: bool
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Decide how ipmi_exporter runs
+  ansible.builtin.set_fact:
+    __ipmi_exporter_plan: "{{ __ipmi_exporter | gpuops.dlserver.__private.ipmi_exporter_plan(__ipmi_exporter_platform, true) }}"
+  no_log: true
+"""
+
+RETURN = r"""
+_value:
+  description:
+  - C(local), C(local_reason), C(remote), C(modules), C(service), C(config_file), C(config_content) (holds the
+    passwords), C(unit_file), C(unit_content), C(udev_rule_file), C(udev_rule), C(listen), C(verify),
+    C(verify_targets).
+  type: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import ipmi_exporter as _ipmi
+
+
+def ipmi_exporter_plan(inputs, platform, device_present):
+    if not isinstance(inputs, dict) or not isinstance(platform, dict):
+        raise AnsibleFilterError('gpuops.dlserver.__private.ipmi_exporter_plan: the typed inputs and the platform '
+                                 'must be dicts (got %s, %s)' % (type(inputs).__name__, type(platform).__name__))
+    try:
+        return _ipmi.decide(inputs, platform, bool(device_present))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc))
+    except (KeyError, TypeError) as exc:
+        raise AnsibleFilterError('gpuops.dlserver.__private.ipmi_exporter_plan: the typed inputs lack a value '
+                                 '(%s: %s); run the role\'s preflight first' % (type(exc).__name__, exc))
+
+
+class FilterModule(object):
+    """gpuops.dlserver.__private.ipmi_exporter_plan."""
+
+    def filters(self):
+        return {'ipmi_exporter_plan': ipmi_exporter_plan}

@@ -1,0 +1,130 @@
+"""The ipmi_exporter role's decisions (module_utils/monitoring/ipmi_exporter.py), from
+data/ipmi_exporter_cases.yml, and the BMC targets of the prometheus role."""
+import copy
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import systemd, value_kinds
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import ipmi_exporter as ipmi
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config as pc
+from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.host_plan import published_bmc
+
+HERE = os.path.dirname(os.path.dirname(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
+with open(os.path.join(HERE, "data", "ipmi_exporter_cases.yml")) as _fh:
+    CASES = yaml.safe_load(_fh)
+with open(os.path.join(REPO, "roles", "ipmi_exporter", "defaults", "main.yml")) as _fh:
+    DEFAULTS = dict((k[len("ipmi_exporter_"):], v) for k, v in yaml.safe_load(_fh).items())
+PLATFORM = {"name": "Debian 12", "package": "prometheus-ipmi-exporter", "package_binary": "/usr/bin/prometheus-ipmi-exporter",
+            "package_service": "prometheus-ipmi-exporter"}
+
+
+def _inputs(case):
+    return dict(copy.deepcopy(DEFAULTS), **copy.deepcopy(case.get("inputs") or {}))
+
+
+def _passwords(inputs):
+    return [m.get("password") for m in (inputs.get("modules") or {}).values() if isinstance(m, dict) and m.get("password")]
+
+
+@pytest.mark.parametrize("case", CASES["decide"], ids=[c["name"] for c in CASES["decide"]])
+def test_decide(case):
+    inputs = _inputs(case)
+    platform = case.get("platform", PLATFORM)
+    if "error" in case:
+        with pytest.raises(ValueError) as err:
+            ipmi.decide(inputs, platform, case.get("device", False))
+        assert case["error"] in str(err.value)
+        for password in _passwords(inputs):
+            assert password not in str(err.value), "a refusal shows the password"
+        # the same problems on every host before any change: host_plan and role_inputs run value_kinds
+        if platform is PLATFORM:
+            found = value_kinds.problems("ipmi_exporter", inputs)
+            assert any(case["error"] in p for p in found), found
+            assert not any(pw in p for p in found for pw in _passwords(inputs))
+        return
+    result = ipmi.decide(inputs, platform, case.get("device", False))
+    for key, value in (case.get("expect") or {}).items():
+        assert result[key] == value, key
+    for key, parts in (case.get("contains") or {}).items():
+        for part in parts:
+            assert part in result[key], (key, part, result[key])
+    assert value_kinds.problems("ipmi_exporter", inputs) == []
+
+
+def test_no_secret_leaves_the_configuration_file():
+    inputs = _inputs({"inputs": {"remote": True, "local": "never",
+                                 "modules": {"default": {"user": "mon", "password": "Very.Secret1"}}}})
+    result = ipmi.decide(inputs, PLATFORM, False)
+    text = repr(dict((k, v) for k, v in result.items() if k != "config_content"))
+    assert "Very.Secret1" not in text
+    assert "Very.Secret1" in result["config_content"]
+
+
+def test_the_sandbox_is_node_exporters_one_place():
+    """One source of the sandbox lines: node_exporter's unit and ipmi_exporter's drop-in both carry
+    sandbox_lines() (in-band: the BMC device instead of PrivateDevices)."""
+    assert systemd.sandbox_lines() in node_exporter.UNIT_SERVICE
+    remote = ipmi.decide(_inputs({"inputs": {"remote": True, "local": "never",
+                                             "modules": {"default": {"user": "mon", "password": "pw"}}}}), PLATFORM, False)
+    assert systemd.sandbox_lines(writable=[ipmi.STATE_DIR]) in remote["unit_content"]
+    local = systemd.sandbox_lines(devices=["/dev/ipmi0"])
+    assert "PrivateDevices" not in local and "DeviceAllow=/dev/ipmi0 rw" in local
+
+
+@pytest.mark.parametrize("case", CASES["verdicts"], ids=[c["name"] for c in CASES["verdicts"]])
+def test_remote_verdict(case):
+    verdict = ipmi.remote_verdict("10.0.1.1", "default", case["content"], case["status"])
+    for key, value in case["expect"].items():
+        assert verdict[key] == value, key
+
+
+def _plan(bmc):
+    return {"ansible_host": "10.0.0.9", "gpuops_plan": {"bmc": bmc}}
+
+
+def test_bmc_targets_from_the_plans():
+    exporter = pc.ipmi_exporter_address("mon", _plan(published_bmc(
+        {}, {"remote": True, "modules": {"default": {}, "hgx": {}}, "listen_address": ":9291"})))
+    assert exporter == ("10.0.0.9:9291", ["default", "hgx"])
+    node = _plan(published_bmc({"bmc_address": "10.0.1.7"}, {"module": "hgx"}))
+    target = pc.bmc_target("gpu7", node, exporter)
+    assert target["scrape"] and target["target"] == "10.0.1.7" and target["module"] == "hgx"
+    no_bmc = pc.bmc_target("gpu8", _plan(published_bmc({}, {})), exporter)
+    assert not no_bmc["scrape"] and "no bmc_address" in no_bmc["reason"]
+    assert not pc.bmc_target("gpu7", node, None)["scrape"]
+    sd = pc.file_sd([{"name": "gpu7", "node_exporter": {"scrape": False}, "dcgm_exporter": {"scrape": False},
+                      "ipmi_exporter": target}])
+    assert sd["ipmi_exporter"] == [{"targets": ["10.0.1.7"], "labels": {
+        "node": "gpu7", "__param_module": "hgx", "__exporter_address": "10.0.0.9:9291"}}]
+
+
+def test_bmc_target_refusals_name_the_variable():
+    exporter = ("10.0.0.9:9290", ["default"])
+    with pytest.raises(ValueError, match="ipmi_exporter_module \\(host gpu7\\): module 'hgx'"):
+        pc.bmc_target("gpu7", _plan({"address": "10.0.1.7", "module": "hgx"}), exporter)
+    with pytest.raises(ValueError, match="prometheus_ipmi_exporter_host: host mon serves no BMC"):
+        pc.ipmi_exporter_address("mon", _plan(published_bmc({}, {"remote": False, "modules": {"default": {}}})))
+    with pytest.raises(ValueError, match="prometheus_ipmi_exporter_host: host mon has no plan"):
+        pc.ipmi_exporter_address("mon", {"ansible_host": "10.0.0.9"})
+
+
+def test_the_plan_publishes_no_credential():
+    bmc = published_bmc({"bmc_address": "10.0.1.7", "gpuops_bmc_user": "u", "gpuops_bmc_password": "Secret.1"},
+                        {"remote": True, "modules": {"default": {"user": "u", "password": "Secret.2"}}})
+    assert "Secret" not in repr(bmc) and "'u'" not in repr(bmc)
+
+
+def test_the_bmc_job_is_relabelled_to_target_and_module():
+    inputs = {"scrape_interval": "30s", "evaluation_interval": "30s", "file_sd_dir": "/etc/prometheus/file_sd",
+              "rules_dir": "/etc/prometheus/rules", "ipmi_exporter_host": "mon", "node_exporter_scheme": "http"}
+    jobs = dict((j["job_name"], j) for j in pc.scrape_config(inputs)["scrape_configs"])
+    job = jobs["ipmi_exporter"]
+    assert job["metrics_path"] == "/ipmi"
+    assert {"source_labels": ["__address__"], "target_label": "__param_target"} in job["relabel_configs"]
+    assert {"source_labels": ["__exporter_address"], "target_label": "__address__"} in job["relabel_configs"]
+    assert "ipmi_exporter" not in dict((j["job_name"], j) for j in pc.scrape_config(
+        dict(inputs, ipmi_exporter_host=""))["scrape_configs"])
