@@ -27,8 +27,8 @@ description:
   when the plan of that host is not known in this run, when it is in the given GPU group.
 - Every target carries the label C(node), the inventory name, on which the collection's GPU rules join
   node_exporter's GPU textfile facts and dcgm-exporter's metrics (C(plugins/module_utils/monitoring/prometheus_config.py)).
-- With O(ipmi_exporter_host), each host's BMC (C(bmc.address) and C(bmc.module) of its plan: C(bmc_address),
-  C(ipmi_exporter_module)) is a target of the job C(ipmi_exporter), scraped through that host's ipmi_exporter
+- With O(ipmi_exporter_host), each host's BMC (C(bmc.address) and C(bmc.module) of its plan, from C(bmc_address)
+  and C(ipmi_exporter_module)) is a target of the job C(ipmi_exporter), scraped through that host's ipmi_exporter
   (its plan's C(bmc.serves) must hold the module).
 positional: _input, hosts, dcgm_group, ipmi_exporter_host
 options:

@@ -123,7 +123,7 @@ def problems(inputs):
     if inputs.get('remote') and not modules:
         found.append('ipmi_exporter_modules must hold at least one module (user and password of the BMCs) where '
                      'ipmi_exporter_remote is true: the exporter has no credentials to reach a BMC with')
-    module = inputs.get('module', 'default')
+    module = inputs['module']
     if not isinstance(module, str) or not _MODULE_NAME.fullmatch(module):
         found.append('ipmi_exporter_module: %r is not a module name (1 to 64 letters, digits, _ or -)' % (module,))
     for index, target in enumerate(inputs.get('verify_targets') or []):

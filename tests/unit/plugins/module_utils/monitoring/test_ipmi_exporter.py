@@ -6,7 +6,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core import systemd, value_kinds
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_checks, systemd
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import ipmi_exporter as ipmi
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import node_exporter
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config as pc
@@ -40,9 +40,9 @@ def test_decide(case):
         assert case["error"] in str(err.value)
         for password in _passwords(inputs):
             assert password not in str(err.value), "a refusal shows the password"
-        # the same problems on every host before any change: host_plan and role_inputs run value_kinds
+        # the same problems on every host before any change: host_plan and role_inputs run the registry
         if platform is PLATFORM:
-            found = value_kinds.problems("ipmi_exporter", inputs)
+            found = input_checks.problems("ipmi_exporter", inputs, "main", {"groups": {}, "allow": {}})
             assert any(case["error"] in p for p in found), found
             assert not any(pw in p for p in found for pw in _passwords(inputs))
         return
@@ -52,7 +52,7 @@ def test_decide(case):
     for key, parts in (case.get("contains") or {}).items():
         for part in parts:
             assert part in result[key], (key, part, result[key])
-    assert value_kinds.problems("ipmi_exporter", inputs) == []
+    assert input_checks.problems("ipmi_exporter", inputs, "main", {"groups": {}, "allow": {}}) == []
 
 
 def test_no_secret_leaves_the_configuration_file():
