@@ -22,6 +22,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state imp
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.nvidia_repo import input_problems as driver_problems
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import url_trust
+from ansible_collections.gpuops.dlserver.plugins.module_utils.storage.inputs import input_problems as storage_problems
 
 # The checks an argument spec cannot make (URLs, versions against branches, ranges), for the roles
 # whose first module call does not make them itself: each would cost a round trip to the host of
@@ -29,6 +30,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import ur
 # the conversion, so bad input fails on every host before any change.
 VALUE_CHECKS = {
     'nvidia_driver': driver_problems,
+    'storage': storage_problems,
 }
 
 
