@@ -22,7 +22,8 @@ description:
     mount, and the boot drive, are refused (C(problems), naming the variable, the drive and what is on it)
     unless what is on it is what this role made (its UUID). The module fails with them before any change.
   - C(action=apply_queue) writes the planned read-ahead and scheduler values to sysfs where they differ.
-  - C(action=verify) reads the host again and fails with what does not hold.
+  - C(action=verify) reads the host again and fails with what does not hold (in check mode it skips:
+    nothing was made).
   - Changes nothing in C(plan) and C(verify); in check mode C(apply_queue) only says what it would write.
 author:
   - gpuops.dlserver contributors (@gpuops)
@@ -155,6 +156,9 @@ def main():
         supports_check_mode=True,
     )
     action = module.params['action']
+    if action == 'verify' and module.check_mode:
+        module.exit_json(changed=False, skipped=True, msg='storage verify: check mode made nothing to verify',
+                         problems=[], plan=module.params['plan'], status={}, drives=[], written=[])
     if action == 'apply_queue':
         written = _apply_queue(module, module.params['plan'])
         module.exit_json(changed=bool(written), written=written, plan=module.params['plan'], status={}, drives=[],
