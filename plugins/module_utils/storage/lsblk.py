@@ -144,8 +144,7 @@ def _descendants(by_parent, name, seen=None):
         if child['name'] not in seen:
             seen.add(child['name'])
             yield child
-            for grandchild in _descendants(by_parent, child['name'], seen):
-                yield grandchild
+            yield from _descendants(by_parent, child['name'], seen)
 
 
 def contents(drive, below):

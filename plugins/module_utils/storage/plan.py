@@ -78,7 +78,7 @@ def command_line(argv):
 
 def _select(index, volume, host):
     """(drives, problems): the drives the volume's selector names, in a stable order."""
-    drives = [d for d in host.get('drives') or []]
+    drives = list(host.get('drives') or [])
     by_path = dict((d['path'], d) for d in drives)
     selector = volume['drives']
     where = _where(index, 'drives')
