@@ -257,6 +257,8 @@ def decide(inputs, host):
     return {'volumes': volumes, 'apply': applied, 'queue': queue,
             'udev_rule': udev_rule(queue, host.get('drives') or []), 'udev_rule_path': UDEV_RULE,
             'packages': packages, 'fstrim': bool(inputs.get('fstrim')),
+            # Debian's fstrim.timer does not start in a container (ConditionVirtualization=!container): enabled only
+            'fstrim_start': bool(inputs.get('fstrim')) and not host.get('in_container'),
             'cachefilesd': _cachefilesd(inputs, host), 'problems': problems, 'reason': reason}
 
 
@@ -276,7 +278,6 @@ def status_record(plan, source):
         'volumes': [dict((k, v[k]) for k in ('name', 'drives', 'filesystem', 'uuid', 'label', 'mount_point',
                                              'size_bytes', 'raid_level', 'apply'))
                     for v in plan['volumes']],
-        'formatted': dict((v['name'], v['format']['reason']) for v in plan['volumes']),
         'arrays': dict((v['name'], {'command': v['array']['command'], 'run': v['array']['run'],
                                     'reason': v['array']['reason']}) for v in plan['volumes'] if v['array']),
         'queue': [dict((k, e[k]) for k in ('drive', 'attribute', 'value')) for e in plan['queue']],
