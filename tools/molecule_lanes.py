@@ -45,6 +45,7 @@ SECONDS = {
     "os_tuning": 170,
     "python_stack": 283,
     "rolling_upgrade": 224,
+    "storage": 150,
     "volcano": 16,
 }
 DEFAULT_SECONDS = 300

@@ -17,6 +17,14 @@ from .common import CHECKOUT_LABEL, LABEL, LabError, checkout, log, run
 from .images import RELEASES, image_tag
 
 
+# Loop devices a node may be handed (the storage scenario's dataset drives), each a sparse file of
+# LOOP_SIZE_MIB (XFS needs 300 MiB at least) under the lab state directory.
+MAX_LOOP_DEVICES = 6
+LOOP_SIZE_MIB = 320
+# Inside the node, the loop devices it was handed, one path a line, in the order of their files.
+LOOP_LIST = "/etc/gpuops-lab/loop-devices"
+
+
 def node_spec(cfg, raw, kind):
     """A node as lab.py runs it, from an inventories/lab host or a molecule platform:
     name, Debian release, optional fixture (tests/fixtures/hosts/<fixture>) and address."""
@@ -29,8 +37,12 @@ def node_spec(cfg, raw, kind):
     fixture = raw.get("fixture") or None
     if fixture and not os.path.isdir(os.path.join(cfg.repo, "tests", "fixtures", "hosts", fixture)):
         raise LabError("node %s: no fixture tests/fixtures/hosts/%s" % (raw["name"], fixture))
+    loops = raw.get("loop_devices") or 0
+    if isinstance(loops, bool) or not isinstance(loops, int) or not 0 <= loops <= MAX_LOOP_DEVICES:
+        raise LabError("node %s: loop_devices must be a whole number from 0 to %d, not %r"
+                       % (raw["name"], MAX_LOOP_DEVICES, loops))
     return {"name": str(raw["name"]), "debian": debian, "fixture": fixture, "ip": raw.get("ip") or None,
-            "kind": kind}
+            "kind": kind, "loop_devices": loops}
 
 
 def load_nodes(cfg):
@@ -95,7 +107,46 @@ def node_run_args(cfg, node):
     ]
     if node.get("ip"):
         args += ["--ip", node["ip"]]
+    # A loop device is handed over as a device node (mkfs, mount: the node has CAP_SYS_ADMIN already);
+    # the container's /sys is read-only, so the device's own queue directory is bound writable for
+    # its read-ahead and I/O scheduler. Nothing else of the host's sysfs becomes writable.
+    for device in node.get("loop_device_paths") or []:
+        queue = "/sys/devices/virtual/block/%s/queue" % os.path.basename(device)
+        args += ["--device", device, "-v", "%s:%s:rw" % (queue, queue)]
     return args + [image_tag(cfg, node["debian"])]
+
+
+def _loop_images(cfg, name):
+    folder = os.path.join(cfg.state, "loop")
+    return folder, sorted(f for f in (os.listdir(folder) if os.path.isdir(folder) else [])
+                          if f.startswith(name + "-") and f.endswith(".img") and f[len(name) + 1:-4].isdigit())
+
+
+def loops_down(cfg, name):
+    """Detach the loop devices of a node's image files and remove the files."""
+    folder, images = _loop_images(cfg, name)
+    for image in images:
+        path = os.path.join(folder, image)
+        attached = run(["losetup", "-j", path, "-n", "-O", "NAME"], check=False, capture=True).stdout.split()
+        for device in attached:
+            run(["losetup", "-d", device], check=False, capture=True)
+        os.remove(path)
+    if images:
+        log("detached the loop devices of %s" % name)
+
+
+def loops_up(cfg, node):
+    """Fresh (zeroed, sparse) image files attached as loop devices for a node that starts: their paths."""
+    loops_down(cfg, node["name"])
+    folder = os.path.join(cfg.state, "loop")
+    os.makedirs(folder, exist_ok=True)
+    devices = []
+    for index in range(node.get("loop_devices") or 0):
+        path = os.path.join(folder, "%s-%d.img" % (node["name"], index))
+        with open(path, "wb") as handle:
+            handle.truncate(LOOP_SIZE_MIB * 1024 * 1024)
+        devices.append(run(["losetup", "-f", "--show", path], capture=True).stdout.strip())
+    return devices
 
 
 def node_address(cfg, name):
@@ -167,11 +218,15 @@ def nodes_up(cfg, nodes, cache_url=None):
             continue
         if state is not None:
             run(["docker", "rm", "-f", node["name"]], check=False, capture=True)
+        node = dict(node, loop_device_paths=loops_up(cfg, node))
         log("starting node %s (Debian %s%s%s)" % (node["name"], node["debian"],
                                                   ", " + node["fixture"] if node["fixture"] else "",
                                                   ", " + node["ip"] if node["ip"] else ""))
         run(node_run_args(cfg, node), capture=True)
         node_exec_write(node["name"], "/root/.ssh/authorized_keys", pub, mode="600")
+        if node["loop_device_paths"]:
+            run(["docker", "exec", node["name"], "mkdir", "-p", os.path.dirname(LOOP_LIST)], capture=True)
+            node_exec_write(node["name"], LOOP_LIST, "".join(d + "\n" for d in node["loop_device_paths"]))
         if cache_url:
             node_exec_write(node["name"], APT_CACHE_CONF, apt_proxy_conf(cfg))
         fixture_into(cfg, node)
@@ -210,3 +265,5 @@ def nodes_down(cfg, names=None, kind="node"):
     if ids:
         run(["docker", "rm", "-f"] + ids, capture=True)
         log("removed %d lab node(s)" % len(ids))
+    for name in names or []:
+        loops_down(cfg, name)

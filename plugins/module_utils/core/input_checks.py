@@ -39,6 +39,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo, url_trust
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack
+from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import inputs as storage_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
 
 
@@ -112,6 +113,9 @@ bmc = own(bmc_credentials.problems)
 # ipmi_exporter: listen address, modules and their credentials (monitoring/ipmi_exporter.py, through
 # bmc/credentials.py), never showing a password
 ipmi = own(ipmi_exporter.problems)
+# storage: the declared volumes - drives, RAID levels, filesystems, mount points and options
+# (storage/inputs.py); what is on each drive is the host's, checked by the role's plan on the host
+storage = own(storage_inputs.input_problems)
 
 
 def playbook_posture(inputs, context):
@@ -151,6 +155,7 @@ REGISTRY = {
     'playbooks': (playbook_posture, playbook_kinds),
     'prometheus': EVERY + (prometheus,),
     'python_stack': (urls, python_env, kinds, posture),
+    'storage': (storage, urls, kinds, posture),
     'volcano': EVERY + (volcano_inputs,),
 }
 

@@ -183,6 +183,8 @@ VARIABLES = {
     'python_stack_profile_file': ('file', {}),
     'python_stack_kernel_dir': ('dir', {}),
     'python_stack_status_file': ('file', {}),
+    # storage
+    'storage_status_file': ('file', {'empty': 'no status file'}),
     # volcano
     'volcano_kubeconfig': ('controller_file', {'empty': 'K8S_AUTH_KUBECONFIG, KUBECONFIG or ~/.kube/config'}),
     'volcano_wait_timeout': ('int', {'low': 1, 'high': MAX_TIMEOUT, 'unit': 'seconds'}),

@@ -200,6 +200,8 @@ NOT_THIS_CLASS = {
     'python_stack_uv_version': 'a version of the installer the role pins by sha256',
     'volcano_device_plugin_runtime_class': 'a Kubernetes RuntimeClass name, no image',
     'gpu_validate_allow_cpu': 'lets the checks run on a host without a GPU: no risk to accept',
+    'storage_volumes': 'dataset volumes: names, mount points and drives named twice are refused by '
+                       'storage/inputs.py (its own check, VALUE_CHECKS)',
 }
 
 # Names of the shapes the walk expects classified (besides every list variable and list sub-option).

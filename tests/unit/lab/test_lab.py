@@ -120,10 +120,27 @@ def test_one_node_definition(lab):
     ({"debian": "12"}, "needs a name"),
     ({"name": "x", "debian": "11"}, "debian must be one of 12, 13"),
     ({"name": "x", "debian": "12", "fixture": "no-such-host"}, "no fixture"),
+    ({"name": "x", "debian": "12", "loop_devices": 7}, "loop_devices must be a whole number from 0 to 6"),
+    ({"name": "x", "debian": "12", "loop_devices": "2"}, "loop_devices must be a whole number"),
 ])
 def test_bad_node_specs(lab, raw, message):
     with pytest.raises(lab.LabError, match=message):
         lab.node_spec(raw, "molecule")
+
+
+def test_loop_devices_are_handed_over_without_privileges(lab):
+    """The storage scenario's node: each loop device as a device node, and only its own sysfs queue
+    directory writable (read-ahead, scheduler); never --privileged."""
+    node = dict(lab.node_spec({"name": "st", "debian": "12", "loop_devices": 2}, "molecule"),
+                loop_device_paths=["/dev/loop3", "/dev/loop4"])
+    args = lab.node_run_args(node)
+    assert "--privileged" not in args
+    for name in ("loop3", "loop4"):
+        queue = "/sys/devices/virtual/block/%s/queue" % name
+        at = args.index("/dev/%s" % name)
+        assert args[at - 1] == "--device" and args[at + 1:at + 3] == ["-v", "%s:%s:rw" % (queue, queue)]
+    assert not [a for a in lab.node_run_args(lab.node_spec({"name": "n", "debian": "12"}, "molecule"))
+                if a == "--device"]
 
 
 def test_dynamic_addresses_stay_clear_of_the_lab_nodes(lab):

@@ -29,6 +29,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, ipmi_exporter, node_exporter, prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import mirror_inputs, nvidia_repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env, python_stack
+from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import inputs as storage_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -155,6 +156,8 @@ VALIDATORS = {
     "os_tuning": os_tuning_inputs.problems,
     "prometheus": prometheus_config.check_inputs,
     "python_stack": _python_stack,
+    # role_inputs' VALUE_CHECKS (the role's first task and host_plan)
+    "storage": storage_inputs.input_problems,
     "volcano": volcano.input_errors,
 }
 
