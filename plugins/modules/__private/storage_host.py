@@ -16,13 +16,13 @@ description:
   - C(action=plan) is the one read of the host the C(gpuops.dlserver.storage) role makes - C(lsblk -J -b -O)
     (sysfs where lsblk fails), C(blkid -p) of each whole drive, the mounts, each drive's read-ahead and
     scheduler, the machine id, the md driver, the mkfs and mdadm tools - and every decision
-    (C(plugins/module_utils/storage/plan.py)): the drives each volume takes, the C(mdadm --create)
+    (C(plugins/module_utils/storage/plan.py)) - the drives each volume takes, the C(mdadm --create)
     command line, the filesystem to make or why none is made, the mount, the queue values, the udev rule.
   - A drive that holds a partition table, a filesystem, an md or LVM signature, partitions, a holder or a
     mount, and the boot drive, are refused (C(problems), naming the variable, the drive and what is on it)
     unless what is on it is what this role made (its UUID). The module fails with them before any change.
   - C(action=apply_queue) writes the planned read-ahead and scheduler values to sysfs where they differ.
-  - C(action=verify) reads the host again and fails with what does not hold (in check mode it skips:
+  - C(action=verify) reads the host again and fails with what does not hold (in check mode it skips, as
     nothing was made).
   - Changes nothing in C(plan) and C(verify); in check mode C(apply_queue) only says what it would write.
 author:
@@ -91,58 +91,9 @@ problems:
   elements: str
 """
 
-import os
-import shutil
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import host as storage_host
-from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import lsblk
-from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import plan as storage_plan
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def _listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
-
-
-def _host(module):
-    paths = [p for v in module.params['inputs'].get('volumes') or [] for p in (v.get('drives') or {}).get('paths') or []]
-
-    def run(argv):
-        return module.run_command(argv, environ_update={'LC_ALL': 'C'})
-    return storage_host.read_host(run, _read, os.path.exists, os.path.realpath, _listdir, shutil.which, paths,
-                                  module.params['in_container'])
-
-
-def _apply_queue(module, plan):
-    written = []
-    for entry in plan.get('queue') or []:
-        current = _read(entry['path'])
-        if current is None:
-            module.fail_json(msg='storage: %s cannot be read: is %s a block device here?' % (entry['path'], entry['drive']))
-        now = storage_host.parse_scheduler(current)[0] if entry['attribute'] == 'scheduler' else current.strip()
-        if now == entry['value']:
-            continue
-        written.append(entry['path'])
-        if module.check_mode:
-            continue
-        try:
-            with open(entry['path'], 'w') as handle:
-                handle.write(entry['value'])
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='storage: writing %s to %s failed: %s (read-only sysfs in a container?)' % (
-                entry['value'], entry['path'], exc), written=written)
-    return written
+from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import module as storage_module
 
 
 def main():
@@ -155,32 +106,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    action = module.params['action']
-    if action == 'verify' and module.check_mode:
-        module.exit_json(changed=False, skipped=True, msg='storage verify: check mode made nothing to verify',
-                         problems=[], plan=module.params['plan'], status={}, drives=[], written=[])
-    if action == 'apply_queue':
-        written = _apply_queue(module, module.params['plan'])
-        module.exit_json(changed=bool(written), written=written, plan=module.params['plan'], status={}, drives=[],
-                         problems=[])
-    try:
-        host = _host(module)
-    except lsblk.LsblkError as exc:
-        module.fail_json(msg='storage: the block devices cannot be read: %s' % exc)
-    if action == 'verify':
-        problems = storage_host.verify(module.params['plan'], host)
-        result = dict(changed=False, problems=problems, plan=module.params['plan'], status={},
-                      drives=host['drives'], written=[])
-        if problems:
-            module.fail_json(msg='storage verify: %s' % '; '.join(problems), **result)
-        module.exit_json(**result)
-    plan = storage_plan.decide(module.params['inputs'], host)
-    result = dict(changed=False, plan=plan, status=storage_plan.status_record(plan, host['source']),
-                  drives=host['drives'], written=[], problems=plan['problems'])
-    if plan['problems']:
-        module.fail_json(msg='gpuops.dlserver storage: bad input, nothing was changed: %s.' % '; '.join(
-            plan['problems']), **result)
-    module.exit_json(**result)
+    storage_module.run(module)
 
 
 if __name__ == '__main__':
