@@ -127,6 +127,15 @@ def file_states(directories, suffix='.json', limit=1 << 20, mode=0o644, uid=0, g
 DIFF_LIMIT = 1 << 16
 
 
+def read_text(path):
+    """The text of ``path``, or None where it cannot be read (missing, a directory, no permission)."""
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
 def _text_of(path):
     """The text of ``path`` for a diff: '' when it is missing, a note when it is no regular
     text file or too large to show."""

@@ -12,16 +12,8 @@ import json
 import os
 import re
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import write_atomic
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import read_text, write_atomic
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.gpu_textfile import parse_reboot_marker, render
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
 
 
 def run(module):
@@ -36,16 +28,16 @@ def run(module):
         module.fail_json(msg='path: %s must end in .prom, or the textfile collector ignores it' % path)
     if not os.path.isdir(directory) and not module.check_mode:
         module.fail_json(msg='path: the directory %s does not exist (the textfile collector directory)' % directory)
-    marker = _read(params['reboot_marker'])
+    marker = read_text(params['reboot_marker'])
     status = None
-    status_text = _read(params['os_tuning_status_file'])
+    status_text = read_text(params['os_tuning_status_file'])
     if status_text:
         try:
             status = json.loads(status_text)
         except ValueError as exc:
             module.fail_json(msg='os_tuning_status_file: %s is not JSON: %s' % (params['os_tuning_status_file'], exc))
     content = render(params['gpu'], params['plan'], marker, status)
-    before = _read(path)
+    before = read_text(path)
     changed = before != content
     result = dict(changed=changed, content=content, reboot_pending_roles=parse_reboot_marker(marker),
                   diff=dict(before=before or '', after=content, before_header=path, after_header=path))

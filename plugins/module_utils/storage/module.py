@@ -14,17 +14,10 @@ __metaclass__ = type
 import os
 import shutil
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import read_text
 from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import host as storage_host
 from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import lsblk
 from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import plan as storage_plan
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
 
 
 def _listdir(path):
@@ -40,7 +33,7 @@ def read(module):
 
     def run(argv):
         return module.run_command(argv, environ_update={'LC_ALL': 'C'})
-    return storage_host.read_host(run, _read, os.path.exists, os.path.realpath, _listdir, shutil.which, paths,
+    return storage_host.read_host(run, read_text, os.path.exists, os.path.realpath, _listdir, shutil.which, paths,
                                   module.params['in_container'])
 
 
@@ -48,7 +41,7 @@ def apply_queue(module, plan):
     """Write each planned read-ahead and scheduler value that differs (none in check mode); the paths written."""
     written = []
     for entry in plan.get('queue') or []:
-        current = _read(entry['path'])
+        current = read_text(entry['path'])
         if current is None:
             module.fail_json(msg='storage: %s cannot be read: is %s a block device here?' % (entry['path'], entry['drive']))
         now = storage_host.parse_scheduler(current)[0] if entry['attribute'] == 'scheduler' else current.strip()

@@ -4,12 +4,11 @@ import json
 import os
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import node
 from ansible_collections.gpuops.dlserver.plugins.action.gpu_validate import spec_defaults
 from ansible_collections.gpuops.dlserver.plugins.modules import gpu_validate
-from module_harness import ExitJson, FailJson  # noqa: E402 pylint: disable=wrong-import-order
+from module_harness import run_module  # noqa: E402 pylint: disable=wrong-import-order
 
 NO_DRIVER = {"source": "pci", "gpu_count": 1, "driver": {"loaded": False},
              "gpus": [{"index": 0, "pci_bus_id": "0000:1b:00.0", "pci_device_id": "0x2330",
@@ -18,13 +17,8 @@ CPU_ONLY = {"source": "pci", "gpu_count": 0, "driver": {"loaded": False}, "gpus"
 
 
 def _run(check_mode=False, **args):
-    if check_mode:
-        args["_ansible_check_mode"] = True
     # the options the task leaves out, as the action of the same name fills them (the role's spec)
-    with patch_module_args(dict(spec_defaults(), **args)):
-        with pytest.raises((ExitJson, FailJson)) as info:
-            gpu_validate.main()
-    return info.value.args[0]
+    return run_module(gpu_validate.main, dict(spec_defaults(), **args), check_mode)
 
 
 @pytest.fixture
