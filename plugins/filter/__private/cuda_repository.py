@@ -42,11 +42,11 @@ EXAMPLES = r"""
   gpuops.dlserver.__private.role_inputs:
     role: common
     entry_point: cuda_repo
-    fact: cuda_repo_inputs
+  register: cuda_repo_inputs
 
 - name: The CUDA repository of this host
   ansible.builtin.set_fact:
-    cuda_repo: "{{ cuda_repo_inputs | gpuops.dlserver.__private.cuda_repository(ansible_facts) }}"
+    cuda_repo: "{{ cuda_repo_inputs.inputs | gpuops.dlserver.__private.cuda_repository(ansible_facts) }}"
 
 - name: Show it
   ansible.builtin.debug:

@@ -59,12 +59,12 @@ EXAMPLES = r"""
 - name: Read dcgm_exporter's variables, converted by its argument spec
   gpuops.dlserver.__private.role_inputs:
     role: dcgm_exporter
-    fact: dcgm_inputs
+  register: dcgm_inputs
 
 - name: Decide the counters, command line and packages
   ansible.builtin.set_fact:
     dcgm_config: >-
-      {{ dcgm_inputs | gpuops.dlserver.__private.dcgm_exporter_config(gpuops_plan, gpuops_gpu,
+      {{ dcgm_inputs.inputs | gpuops.dlserver.__private.dcgm_exporter_config(gpuops_plan, gpuops_gpu,
                                                             {'config_dir': '/etc/dcgm-exporter'}) }}
 
 - name: The metrics this host will serve

@@ -34,11 +34,11 @@ EXAMPLES = r"""
 - name: Read the prometheus role's variables, converted by its argument spec
   gpuops.dlserver.__private.role_inputs:
     role: prometheus
-    fact: prometheus_inputs
+  register: prometheus_inputs
 
 - name: Render prometheus.yml
   ansible.builtin.copy:
-    content: "{{ prometheus_inputs | gpuops.dlserver.__private.prometheus_config | to_nice_yaml }}"
+    content: "{{ prometheus_inputs.inputs | gpuops.dlserver.__private.prometheus_config | to_nice_yaml }}"
     dest: /etc/prometheus/prometheus.yml
     mode: "0644"
 """

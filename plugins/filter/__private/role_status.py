@@ -43,7 +43,7 @@ EXAMPLES = r"""
 - name: Read nvidia_driver's variables, converted by its argument spec
   gpuops.dlserver.__private.role_inputs:
     role: nvidia_driver
-    fact: driver_inputs
+  register: driver_inputs
 
 - name: The status record of the role's decisions
   ansible.builtin.set_fact:
@@ -51,7 +51,7 @@ EXAMPLES = r"""
   vars:
     parts:
       plan: "{{ gpuops_plan }}"
-      inputs: "{{ driver_inputs }}"
+      inputs: "{{ driver_inputs.inputs }}"
       resolved: {}
 """
 

@@ -72,11 +72,11 @@ EXAMPLES = r"""
 - name: Read the volcano role's variables, converted by its argument spec
   gpuops.dlserver.__private.role_inputs:
     role: volcano
-    fact: volcano_inputs
+  register: volcano_inputs
 
 - name: Check them before the cluster is contacted (fails naming each bad variable)
   ansible.builtin.set_fact:
-    volcano_checked: "{{ volcano_inputs | gpuops.dlserver.__private.volcano_plan(none) }}"
+    volcano_checked: "{{ volcano_inputs.inputs | gpuops.dlserver.__private.volcano_plan(none) }}"
 
 - name: Read the cluster's version
   kubernetes.core.k8s_cluster_info:
@@ -105,7 +105,7 @@ EXAMPLES = r"""
 - name: Plan what the role applies
   ansible.builtin.set_fact:
     volcano_decisions: >-
-      {{ volcano_inputs | gpuops.dlserver.__private.volcano_plan(cluster_info, nodes.resources, crds.resources,
+      {{ volcano_inputs.inputs | gpuops.dlserver.__private.volcano_plan(cluster_info, nodes.resources, crds.resources,
          daemonsets.resources, groups['gpu_nodes'] | default([]), hostvars) }}
 """
 

@@ -90,12 +90,12 @@ EXAMPLES = r"""
 - name: Read nvidia_container_toolkit's variables, converted by its argument spec
   gpuops.dlserver.__private.role_inputs:
     role: nvidia_container_toolkit
-    fact: toolkit_inputs
+  register: toolkit_inputs
 
 - name: Decide and validate before any change
   gpuops.dlserver.__private.nvidia_container_toolkit_host:
     action: resolve
-    inputs: "{{ toolkit_inputs }}"
+    inputs: "{{ toolkit_inputs.inputs }}"
     platform:
       runtime_path: /usr/bin/nvidia-container-runtime
       runtime_config: /etc/nvidia-container-runtime/config.toml

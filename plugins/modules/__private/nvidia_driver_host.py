@@ -128,12 +128,12 @@ EXAMPLES = r"""
 - name: Read nvidia_driver's variables, converted by its argument spec
   gpuops.dlserver.__private.role_inputs:
     role: nvidia_driver
-    fact: driver_inputs
+  register: driver_inputs
 
 - name: Read the host and the repositories and choose the driver version
   gpuops.dlserver.__private.nvidia_driver_host:
     action: resolve
-    inputs: "{{ driver_inputs }}"
+    inputs: "{{ driver_inputs.inputs }}"
     platform:
       backend: apt
       distribution: Debian

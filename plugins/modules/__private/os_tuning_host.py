@@ -150,11 +150,11 @@ EXAMPLES = r"""
 - name: Read os_tuning's variables, converted by its argument spec
   gpuops.dlserver.__private.role_inputs:
     role: os_tuning
-    fact: os_tuning_inputs
+  register: os_tuning_inputs
 
 - name: Decide what os_tuning applies (fails on bad input, before any change)
   gpuops.dlserver.__private.os_tuning_host:
-    inputs: "{{ os_tuning_inputs }}"
+    inputs: "{{ os_tuning_inputs.inputs }}"
     platform:
       cmdline_backend: grub_dropin
       grub_tool: /usr/sbin/update-grub

@@ -123,12 +123,12 @@ EXAMPLES = r"""
 - name: Read python_stack's variables, converted by its argument spec
   gpuops.dlserver.__private.role_inputs:
     role: python_stack
-    fact: python_stack_inputs
+  register: python_stack_inputs
 
 - name: Plan the environments
   gpuops.dlserver.__private.python_stack_host:
     action: plan
-    inputs: "{{ python_stack_inputs }}"
+    inputs: "{{ python_stack_inputs.inputs }}"
     gpu: "{{ ansible_facts.gpuops_gpu }}"
   register: python_plan
 
