@@ -41,9 +41,19 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Decide how ipmi_exporter runs
+- name: Read ipmi_exporter's variables, converted by its argument spec (the output holds passwords)
+  gpuops.dlserver.__private.role_inputs:
+    role: ipmi_exporter
+  register: ipmi_exporter_inputs
+  no_log: true
+
+- name: Decide how ipmi_exporter runs on a Debian host with an in-band BMC device
   ansible.builtin.set_fact:
-    __ipmi_exporter_plan: "{{ __ipmi_exporter | gpuops.dlserver.__private.ipmi_exporter_plan(__ipmi_exporter_platform, true) }}"
+    ipmi_exporter_plan: >-
+      {{ ipmi_exporter_inputs.inputs | gpuops.dlserver.__private.ipmi_exporter_plan(
+           {'name': 'Debian 12', 'package': 'prometheus-ipmi-exporter',
+            'package_binary': '/usr/bin/prometheus-ipmi-exporter', 'package_service': 'prometheus-ipmi-exporter'},
+           true) }}
   no_log: true
 """
 

@@ -57,11 +57,16 @@ options:
 """
 
 EXAMPLES = r"""
+- name: Read the storage role's variables, converted by its argument spec
+  gpuops.dlserver.__private.role_inputs:
+    role: storage
+  register: storage_inputs
+
 - name: Read the drives and plan the volumes
   gpuops.dlserver.__private.storage_host:
-    inputs: "{{ __storage }}"
-    in_container: "{{ gpuops_in_container }}"
-  register: __storage_facts
+    inputs: "{{ storage_inputs.inputs }}"
+    in_container: "{{ storage_inputs.in_container }}"
+  register: storage_plan
 """
 
 RETURN = r"""

@@ -129,7 +129,7 @@ def test_the_rolling_upgrade_recovers_in_the_rescue_of_its_reboot():
 HANDLER_PLAY = """- hosts: localhost
   gather_facts: false
   vars:
-    __common: {{gpuops_bmc_recovery: {recovery}, gpuops_reboot_throttle: 0}}
+    __common: {{gpuops_bmc_recovery: {recovery}, gpuops_reboot_throttle: 0, gpuops_lab_container_reboot: 0}}
     __common_role: test_role
     __common_reboot: {{needed: true, action: reboot, reason: "a test asked", timeout: 60}}
     __common_reboot_marker: "{{{{ playbook_dir }}}}/reboot-required"

@@ -16,7 +16,7 @@ PLAY = """- hosts: localhost
   gather_facts: false
   vars:
     # common's typed inputs, which every role's run has from its probe (common's probe.yml)
-    __common: {{gpuops_lab_container_reboot: 0, gpuops_reboot_throttle: 0}}
+    __common: {{gpuops_lab_container_reboot: 0, gpuops_reboot_throttle: 0, gpuops_bmc_recovery: false}}
   tasks:
     - ansible.builtin.include_role: {{name: gpuops.dlserver.common, tasks_from: reboot.yml}}
       vars:
