@@ -78,8 +78,9 @@ def check_config(promtool, work):
     # the BMC job: mon-01's ipmi_exporter serves the modules default and hgx; gpu-01's BMC is scraped through it
     exporter = prometheus_config.ipmi_exporter_address("mon-01", {"ansible_host": "10.0.0.2", "gpuops_plan": {"bmc": {
         "serves": ["default", "hgx"], "listen_address": ":9290"}}})
-    for name, hv, groups in (("gpu-01", {"ansible_host": "10.0.0.11", "gpuops_plan": {"roles": {"dcgm_exporter": {"run": True}},
-                                                                                     "bmc": {"address": "10.0.1.11", "module": "hgx"}}}, ["gpu_nodes"]),
+    gpu_01 = {"ansible_host": "10.0.0.11", "gpuops_plan": {"roles": {"dcgm_exporter": {"run": True}},
+                                                           "bmc": {"address": "10.0.1.11", "module": "hgx"}}}
+    for name, hv, groups in (("gpu-01", gpu_01, ["gpu_nodes"]),
                              ("gpu-02", {"ansible_host": "10.0.0.12", "gpuops_plan": {}}, ["gpu_nodes"]),
                              ("cpu-01", {"ansible_host": "10.0.0.21", "gpuops_plan": {"exporters": {"node_exporter": {
                                  "listen_address": "10.0.0.21:9101"}}}}, [])):

@@ -70,5 +70,3 @@ def test_prometheus_config_input_is_refused_by_the_registry_naming_the_variable(
     assert FILTERS["prometheus_config"](defaults("prometheus"))["rule_files"] == [
         "/etc/prometheus/rules/gpuops-gpu.rules.yml", "/etc/prometheus/rules/gpuops-storage.rules.yml",
         "/etc/prometheus/rules/gpuops-bmc.rules.yml"]
-
-
