@@ -84,8 +84,8 @@ def test_injected_pin_write_failure_changed_nothing_and_said_so():
     out = read("inject-pin_write.out")
     assert "The NVIDIA driver change to %s failed at" % OLD in out
     assert "Write the repository files, the keyring and the version pin" in out
-    # the loop task's own message says only that an item failed: the item and its error follow it
-    assert ("One or more items failed (%s: Destination /etc/apt/preferences.d not writable)" % PIN) in out
+    # the module's one line names the file and its directory (core/files.put_file), not a traceback
+    assert ("%s: Destination /etc/apt/preferences.d not writable (Read-only file system)" % PIN) in out
     assert "Restored to driver %s (" % NEW in out
     assert "read back: the pins, holds and packages are as before the change" in out
     assert "roll-a: restored - the upgrade to driver %s failed at" % OLD in out

@@ -182,16 +182,21 @@ def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, vali
                       'before': _text_of(path), 'after': content}
     if module.check_mode:
         return result
-    if backup and os.path.isfile(path):
-        result['backup_file'] = module.backup_local(path)
-    if content == '' and not keep_empty:
-        if os.path.lexists(path):
-            os.unlink(path)
-        return result
-    if validate:
-        _validate(path, content, mode, module, validate)
-    write_atomic(path, content, mode, module)
-    os.chown(path, uid, gid)
+    try:
+        if backup and os.path.isfile(path):
+            result['backup_file'] = module.backup_local(path)
+        if content == '' and not keep_empty:
+            if os.path.lexists(path):
+                os.unlink(path)
+            return result
+        if validate:
+            _validate(path, content, mode, module, validate)
+        write_atomic(path, content, mode, module)
+        os.chown(path, uid, gid)
+    except (IOError, OSError) as exc:
+        # one line naming the file and its directory, not a traceback (a read-only or missing directory)
+        module.fail_json(msg='%s: Destination %s not writable (%s)' % (
+            path, os.path.dirname(path) or '.', exc.strerror or exc), dest=path)
     return result
 
 

@@ -144,3 +144,13 @@ def test_keep_empty_writes_an_empty_file(tmp_path, check_mode):
     assert path.read_text() == ("A=1\n" if check_mode else "")
     if not check_mode:
         assert not put_file(str(path), '', _Module(), 0o644, *ME, keep_empty=True)['changed']
+
+
+def test_a_directory_that_cannot_be_written_fails_the_module_with_one_line(tmp_path):
+    # a read-only directory (what the rolling upgrade's injected failure mounts): no traceback, the
+    # file and its directory named, nothing left behind
+    target = tmp_path / "ro" / "gpuops.pref"
+    with pytest.raises(Exception) as info:
+        put_file(str(target), "Package: *\n", _Module(), 0o644, *ME)
+    assert "%s: Destination %s not writable (" % (target, tmp_path / "ro") in str(info.value)
+    assert not (tmp_path / "ro").exists()
