@@ -618,9 +618,9 @@ NOT_VENDOR = dict(
         ('value_numbers.py', ('CLOCK_RANGES', 'POWER_RANGE'), _POLICY), ('value_numbers.py', ('_DURATION_MS',), _SPEC),
         ('file_values.py', ('SYSCTL_DOMAINS', 'SYSCTL_WORDS', 'PAM_DOMAINS'), _POLICY),
         ('file_values.py', ('_SIZE_FACTOR',), _SPEC),
-        ('value_posture.py', ('CARELESS', 'CARELESS_BY_VARIABLE'), _TEST),
-        ('value_posture.py', ('CLASS_OF_KIND', 'NOT_THIS_CLASS', 'OPT_INS', 'PLAYBOOK_VARIABLES', 'VARIABLES',
-                              'REFUSED_THROUGH_OTHERS'), _OWN),
+        ('value_posture_careless.py', ('CARELESS', 'CARELESS_BY_VARIABLE'), _TEST),
+        ('value_posture_careless.py', ('CLASS_OF_KIND', 'REFUSED_THROUGH_OTHERS'), _OWN),
+        ('value_posture.py', ('NOT_THIS_CLASS', 'OPT_INS', 'PLAYBOOK_VARIABLES', 'VARIABLES'), _OWN),
         ('value_posture.py', ('MOVING_TAGS', 'PRIVILEGED_GROUPS', 'PRIVILEGED_USERS'), _POLICY),
         ('value_lists.py', ('REPEATABLE_CMDLINE',), _POLICY),
     ) for n in names]
