@@ -27,15 +27,10 @@ author:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts
+  - gpuops.dlserver.attributes.host_check_mode
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
   facts:
     support: full
-  platform:
-    platforms: posix
 options:
   sysfs_root:
     description:

@@ -43,6 +43,7 @@ author:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
+  - gpuops.dlserver.attributes.action_plugin
 options:
   probe:
     description:
@@ -77,19 +78,6 @@ options:
         report predicts the failure a run would meet in the role.
     type: bool
     default: false
-attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
 seealso:
   - module: gpuops.dlserver.gpu_facts
 """

@@ -32,13 +32,7 @@ author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  platform:
-    platforms: posix
+  - gpuops.dlserver.attributes.host_files
 options:
   path:
     description:

@@ -32,13 +32,7 @@ author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - gpuops.dlserver.attributes.host_check_mode
 options:
   config:
     description: What the filter C(gpuops.dlserver.__private.dcgm_exporter_config) decided (C(__dcgm_exporter_config)).

@@ -25,13 +25,7 @@ author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  platform:
-    platforms: posix
+  - gpuops.dlserver.attributes.host_files
 options:
   path:
     description: The file to write, ending in C(.prom), in node_exporter's textfile directory.

@@ -39,6 +39,9 @@ description:
   - C(action=resolve) and C(action=verify) read only. Runs in check mode.
 author:
   - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - gpuops.dlserver.attributes.host_files
 options:
   action:
     description: What to do.

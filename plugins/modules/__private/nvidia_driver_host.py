@@ -51,15 +51,19 @@ description:
     C(driver_host.py) and C(driver_resolve.py) beside it.
 author:
   - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
-    description: >-
+    details: >-
       Reads only; it runs the same in check mode (C(action=restore), C(action=write_config) and
       C(action=write_repo) change nothing in check mode).
   diff_mode:
     support: full
-    description: C(action=write_config) and C(action=write_repo) return the before and after of each file that changes.
+    details: C(action=write_config) and C(action=write_repo) return the before and after of each file that changes.
+  platform:
+    platforms: posix
 options:
   action:
     description: What to do (see the description).

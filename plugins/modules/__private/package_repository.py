@@ -30,13 +30,17 @@ description:
   - Logic in C(plugins/module_utils/packages/repo_files.py) and C(repo_trust.py).
 author:
   - gpuops.dlserver contributors (@gpuops)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
-    description: Reads the same in check mode; with O(write) it writes nothing then and reports what it would change.
+    details: Reads the same in check mode; with O(write) it writes nothing then and reports what it would change.
   diff_mode:
     support: full
-    description: With O(write), the before and after of each file that changes.
+    details: With O(write), the before and after of each file that changes.
+  platform:
+    platforms: posix
 options:
   url:
     description: The repository URL (a flat repository when O(suites) is C(/)).

@@ -33,6 +33,7 @@ author:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
+  - gpuops.dlserver.attributes.action_plugin
 options:
   role:
     description: Name of a role of this collection (C(os_tuning), C(nvidia_driver), ...).
@@ -80,19 +81,6 @@ options:
     type: bool
     default: false
     version_added: 0.2.0
-attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
 notes:
   - Every role of the collection calls it in its preflight; a role of your own can use it for its own
     argument spec only if the role lives in this collection.

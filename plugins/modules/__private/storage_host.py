@@ -29,13 +29,7 @@ author:
   - gpuops.dlserver contributors (@gpuops)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - gpuops.dlserver.attributes.host_check_mode
 options:
   action:
     description: What to do.
