@@ -681,7 +681,6 @@ NOT_VENDOR = dict(
         ('plan/reboot.py', ('ACTIONS',), _OWN),
         ('plan/rollback.py', ('DRAIN_STATES', 'EVENTS', 'HARDWARE_GROUPS', 'VERDICTS'), _OWN),
         ('plan/rollback.py', ('REBOOT_ACTIONS',), 'the names of Ansible\'s reboot action: ' + _OWN),
-        ('plan/settings_checks.py', ('CHECKS',), _CODE), ('plan/settings_checks.py', ('COVERS',), _OWN),
         ('probe/gpu_probe.py', ('NVIDIA_SMI_CHOICES', 'NVML_CHOICES'), _OWN),
         ('probe/nvidia_smi.py', ('_NOT_AVAILABLE',), _WORDS),
         ('probe/nvidia_topo.py', ('_AFFINITY_COLUMNS', '_NOT_AVAILABLE'), _WORDS),
