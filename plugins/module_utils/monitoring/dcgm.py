@@ -34,9 +34,6 @@ FIELDS = dict((row['name'], (row['type'], row['help'])) for row in dcgm_fields.F
 
 PROFILING_PREFIX = 'DCGM_FI_PROF_'
 TYPES = ('gauge', 'counter', 'label')
-MODES = ('host', 'container')
-GPU_ACCESS = ('gpus', 'runtime', 'cdi')
-ENGINES = ('docker', 'podman')
 # The CUDA majors DCGM 4 ships packages for (datacenter-gpu-manager-4-cuda<major>), each with its source.
 _DCGM_PACKAGING = ('NVIDIA/DCGM v4.6.0 cmake/packaging.cmake (https://github.com/NVIDIA/DCGM): '
                    '"set(CPACK_DEBIAN_CUDA%s_PACKAGE_NAME \"${CPACK_PACKAGE_NAME}-cuda%s\")"; the same file names the '
