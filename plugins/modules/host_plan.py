@@ -132,7 +132,7 @@ computed:
   type: bool
 settings:
   description:
-    - Per role, C(checked) (true: every role has registered checks), C(problems) (each naming its
+    - Per role, C(checked) (true, every role has registered checks), C(problems) (each naming its
       variable; empty, since a problem fails the task) and C(reason) (the registry that checked it).
   returned: success (null unless O(settings_checks) is true)
   type: dict
