@@ -4,7 +4,8 @@ registry of input checks), and every role, and every entry point of common that 
 on every host, has its entry in that registry (plugins/module_utils/core/input_checks.py).
 
 A role added without a registry entry, or whose preflight does something before common's, fails
-here; so does a registry entry for a role that no longer exists."""
+here; so does a registry entry for a role that no longer exists, and a module, action or filter
+that calls a registered check again after the registry (a scan of plugins/)."""
 import ast
 import os
 
