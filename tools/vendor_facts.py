@@ -654,7 +654,7 @@ NOT_VENDOR = dict(
         ('kubernetes/volcano_scheduling.py', ('PRIORITY_CLASS_KEYS', 'QUEUE_KEYS'), _OWN),
         ('kubernetes/volcano_tables.py', ('VALIDATED_KUBERNETES',), 'the Kubernetes versions the collection\'s own '
          'tests validate rendered objects against (kubernetes-validate): its test scope'),
-        ('monitoring/dcgm.py', ('ENGINES', 'GPU_ACCESS', 'MODES', 'TYPES'), _OWN),
+        ('monitoring/dcgm.py', ('TYPES',), _OWN),
         ('monitoring/dcgm.py', ('_HOST_SANDBOX',), 'the systemd sandboxing the collection applies: ' + _POLICY),
         ('monitoring/dcgm_host.py', ('_ENABLED', '_RUNNING'), _WORDS),
         ('monitoring/gpu_textfile.py', ('HELP',), 'help texts of the collection\'s own metrics'),
@@ -681,7 +681,6 @@ NOT_VENDOR = dict(
         ('plan/reboot.py', ('ACTIONS',), _OWN),
         ('plan/rollback.py', ('DRAIN_STATES', 'EVENTS', 'HARDWARE_GROUPS', 'VERDICTS'), _OWN),
         ('plan/rollback.py', ('REBOOT_ACTIONS',), 'the names of Ansible\'s reboot action: ' + _OWN),
-        ('plan/settings_checks.py', ('CHECKS',), _CODE), ('plan/settings_checks.py', ('COVERS',), _OWN),
         ('probe/gpu_probe.py', ('NVIDIA_SMI_CHOICES', 'NVML_CHOICES'), _OWN),
         ('probe/nvidia_smi.py', ('_NOT_AVAILABLE',), _WORDS),
         ('probe/nvidia_topo.py', ('_AFFINITY_COLUMNS', '_NOT_AVAILABLE'), _WORDS),

@@ -112,7 +112,7 @@ class ActionModule(ActionBase):
             return result
         # a variable with a role's prefix that the role does not declare (a typo): named first
         unknown = unknown_variable_report(task_vars, templar)
-        inputs, problems, bmc = {}, list(unknown['problems']), {}
+        inputs, problems, bmc, registry = {}, list(unknown['problems']), {}, {}
         if unknown['warnings']:
             result['warnings'] = unknown['warnings']
         try:
@@ -154,7 +154,10 @@ class ActionModule(ActionBase):
                     # what this run's probe could not check (a GPU clock without a known maximum)
                     notices.extend(input_checks.notices(role, converted, context))
                 # the registry of input checks, the same as the role's preflight runs (core/input_checks.py)
-                problems.extend(value_problems(role, converted, insecure_hosts, entry_point, context))
+                found = value_problems(role, converted, insecure_hosts, entry_point, context)
+                problems.extend(found)
+                if entry_point == 'main':
+                    registry[role] = found  # the probe's settings report reads it (plan/settings_checks.py)
         # the playbooks' own variables where the play gives them (value_posture.py's and value_kinds.py's
         # PLAYBOOK_VARIABLES): the registry's entry ``playbooks``
         playbook = playbook_values(task_vars, templar, problems)
@@ -179,8 +182,9 @@ class ActionModule(ActionBase):
             facts = task_vars.get('ansible_facts') or {}
             platform = {'distribution': facts.get('distribution'), 'major': facts.get('distribution_major_version')}
             if to_bool('settings_checks', args.get('settings_checks', False)):
-                # the read-only probe: every role's own settings checks, reported, never failing here
-                settings = settings_report(inputs, platform)
+                # the read-only probe: what the registry of input checks found above for each role
+                # (one mechanism; every role here passed it, or the run failed above)
+                settings = settings_report(registry)
             # the GPU facts of this run's probe (the registered result of gpu_facts, __common_probe):
             # never a fact from a cache or an earlier run
             probe = probe_of(plain(args.get('probe')))

@@ -71,11 +71,13 @@ options:
     default: true
   settings_checks:
     description:
-      - Also run every role's own settings checks that need neither the host nor the network (a
-        repository key over plain http without a checksum, a repository URL, paths, thresholds;
-        C(plugins/module_utils/plan/settings_checks.py)) and return what they find as RV(settings),
-        without failing on it. The read-only C(gpuops.dlserver.probe) playbook sets it, so that its
-        report predicts the failure a run would meet in the role.
+      - Also return, per role, what the registry of input checks found in its inputs (the checks that
+        need neither the host nor the network - a repository key over plain http without a checksum,
+        a repository URL, paths, thresholds - which this action runs on every host anyway,
+        C(plugins/module_utils/core/input_checks.py)) as RV(settings)
+        (C(plugins/module_utils/plan/settings_checks.py) runs no check of its own). A problem still
+        fails the task, naming the variable. The read-only C(gpuops.dlserver.probe) playbook sets it,
+        so that its report says which checks each role's settings passed.
     type: bool
     default: false
 seealso:
@@ -118,8 +120,8 @@ computed:
   type: bool
 settings:
   description:
-    - Per role, C(checked) (false where no check of its settings runs without the host), C(problems)
-      (each naming its variable) and C(reason) (what the check covers).
+    - Per role, C(checked) (true, every role has registered checks), C(problems) (each naming its
+      variable; empty, since a problem fails the task) and C(reason) (the registry that checked it).
   returned: success (null unless O(settings_checks) is true)
   type: dict
 made_from:

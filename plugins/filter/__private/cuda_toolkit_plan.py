@@ -17,9 +17,10 @@ author: gpuops.dlserver contributors
 version_added: 0.2.0
 short_description: Which CUDA toolkits, packages and default a host gets, and whether its driver runs them
 description:
-  - Checks the typed inputs of the C(cuda_toolkit) role (versions the collection knows, a default among them,
-    the distribution's own toolkit for C(cuda_toolkit_source=distro)) and the driver against CUDA's
-    compatibility rules (the toolkit's release driver, or minor-version compatibility per CUDA major).
+  - Checks the driver against CUDA's compatibility rules (the toolkit's release driver, or minor-version
+    compatibility per CUDA major). The typed inputs of the C(cuda_toolkit) role (versions the collection
+    knows, a default among them, the distribution's own toolkit for C(cuda_toolkit_source=distro)) were
+    checked before, by the registry of input checks (C(plugins/module_utils/core/input_checks.py)).
   - Fails naming the variable and what would work (the versions this driver runs, the driver branch the
     toolkit needs).
   - Returns the packages to install and to remove, the default toolkit, the profile.d and ld.so.conf.d

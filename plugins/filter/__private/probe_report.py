@@ -27,7 +27,7 @@ description:
   - node_exporter is inspected with its own decision on the host (O(node_exporter)) - whether the role
     would change something and what (its drift), the release it would install beside an installed
     distribution package, and a release URL that does not answer (predicted to fail).
-  - The other roles' settings are checked with the roles' own checks (O(settings), from
+  - The other roles' settings are those the registry of input checks judged (O(settings), from
     M(gpuops.dlserver.host_plan) with C(settings_checks)) - a role whose settings fail them is predicted
     to fail (C(fails)); otherwise its change is unknown (C(null)). C(verdict) counts the roles inspected,
     that would change, that would fail and that are unknown.
@@ -51,7 +51,7 @@ options:
     type: str
     required: false
   settings:
-    description: The roles' settings checks (C(gpuops_settings)), or C({}) when none ran.
+    description: What the registry of input checks found per role (C(gpuops_settings)), or C({}) when not asked for.
     type: dict
     required: false
   node_exporter:

@@ -23,10 +23,11 @@ description:
     that rolls the scheduler, the Queues and PriorityClasses, the device plugin (or why it is
     left to the GPU Operator), the node label patches derived from each GPU node's probe facts
     and the gang smoke job.
-  - Fails, applying nothing, with every problem at once, each naming the role variable to
-    change - an unknown scheduler action or plugin, a queue with a weight below 1 or an unknown
-    resource name, a Volcano release that does not support the cluster's Kubernetes version
-    (naming the releases that do), and so on.
+  - Fails, applying nothing, naming the role variable to change, where the cluster refuses the
+    settings - a Volcano release that does not support the cluster's Kubernetes version (naming
+    the releases that do). The inputs alone (an unknown scheduler action or plugin, a queue with a
+    weight below 1 or an unknown resource name ...) were refused before, by the registry of input
+    checks in the role's preflight.
   - The compatibility table, the scheduler vocabulary and the Volcano object rules are data in
     C(plugins/module_utils/kubernetes/volcano.py), with their sources.
 positional: _input, cluster_info, nodes, crds, daemonsets, hosts, hostvars
@@ -38,8 +39,9 @@ options:
   cluster_info:
     description:
       - What M(kubernetes.core.k8s_cluster_info) returned (its C(version.server.kubernetes)).
-      - C(null) checks only the inputs (the role does so before it contacts the cluster) and
-        returns a dictionary with C(inputs_ok=true).
+      - The inputs were checked before, by the registry of input checks
+        (C(plugins/module_utils/core/input_checks.py), the role's preflight); this filter checks what
+        needs the cluster.
     type: dict
     required: true
   nodes:
@@ -128,7 +130,6 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano
     build_plan,
     daemonsets_from_resources,
     hosts_view,
-    input_errors,
     nodes_from_resources,
 )
 
@@ -136,15 +137,10 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes.volcano
 def volcano_plan(inputs, cluster_info, nodes=None, crds=None, daemonsets=None, hosts=None, hostvars=None):
     """Every object the volcano role applies, or a failure naming each bad variable.
 
-    Without ``cluster_info`` (null), only the inputs are checked - the role does that before it
-    contacts the cluster - and ``{'inputs_ok': true}`` is returned.
+    ``inputs`` passed the registry of input checks (core/input_checks.py: volcano.input_errors) in
+    the role's preflight, before the cluster was read.
     """
     try:
-        if cluster_info is None:
-            errors = input_errors(plain(inputs))
-            if errors:
-                raise VolcanoError(errors)
-            return {'inputs_ok': True}
         version = (((cluster_info or {}).get('version') or {}).get('server') or {}).get('kubernetes') or {}
         cluster = {
             'version': version.get('gitVersion') or '%s.%s' % (version.get('major'), version.get('minor')),

@@ -512,10 +512,9 @@ def verify_plan(source, pairs, gpu_count, driver_loaded, in_container):
 
 
 def plan(inputs, platform, driver, installed, gpu_count=0, in_container=False):
-    """The whole decision of the role on one host; ToolkitError names the variable on bad input."""
-    problems = input_problems(inputs, platform)
-    if problems:
-        raise ToolkitError('; '.join(problems))
+    """The whole decision of the role on one host; ToolkitError names the variable where the host's
+    driver cannot run what the inputs ask for. ``inputs`` passed input_problems in the registry of
+    input checks (core/input_checks.py, on the controller before any change): not checked again."""
     want = wanted(inputs, platform)
     source, pairs, default = want['source'], want['versions'], want['default']['value']
     compat, errors = compatibility(pairs, driver, inputs.get('driver_compat'))

@@ -177,13 +177,11 @@ def engine_files(host, inp, plat, present, engines):
 
 def resolve(module, host):
     inp, plat = module.params['inputs'], module.params['platform']
-    problems = ctk.input_problems(inp)
-    if problems:
-        return {'problems': problems}
+    # The inputs (version, repository, key, engines, runtime settings) and the refusal of a
+    # known-vulnerable version were checked on the controller before the role's first call, by the
+    # registry of input checks (core/input_checks.py: container_toolkit.input_problems and
+    # version_problems). What is refused here needs the host: its files, engines and containers.
     verdict = ctk.vulnerable(inp['version'], inp.get('accept_cves'))
-    if verdict['refused']:
-        return {'problems': [ctk.refusal_text(inp['version'], verdict, 'nvidia_container_toolkit_version')],
-                'vulnerabilities': verdict}
     have = installed(host, inp.get('accept_cves'))
     try:
         present, engines, files, records = merged_engines(host, inp, plat)

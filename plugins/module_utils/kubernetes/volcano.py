@@ -134,9 +134,8 @@ def build_plan(inputs, cluster):
     ``cluster``: {version, nodes: [{name, labels, allocatable}], crds: [..], device_plugin_daemonsets: [..],
     hosts: {inventory_hostname: {gpu, facts}}}. Raises VolcanoError with every problem at once.
     """
-    errors = input_errors(inputs)
-    if errors:
-        raise VolcanoError(errors)
+    # ``inputs`` passed input_errors in the registry of input checks (core/input_checks.py), run on
+    # the controller by the role's preflight before this plan: what is checked here needs the cluster.
     compat = check_compatibility(inputs['version'], cluster['version'])
     if not compat['ok']:
         raise VolcanoError(['volcano_version: %s' % compat['reason']])

@@ -34,9 +34,6 @@ FIELDS = dict((row['name'], (row['type'], row['help'])) for row in dcgm_fields.F
 
 PROFILING_PREFIX = 'DCGM_FI_PROF_'
 TYPES = ('gauge', 'counter', 'label')
-MODES = ('host', 'container')
-GPU_ACCESS = ('gpus', 'runtime', 'cdi')
-ENGINES = ('docker', 'podman')
 # The CUDA majors DCGM 4 ships packages for (datacenter-gpu-manager-4-cuda<major>), each with its source.
 _DCGM_PACKAGING = ('NVIDIA/DCGM v4.6.0 cmake/packaging.cmake (https://github.com/NVIDIA/DCGM): '
                    '"set(CPACK_DEBIAN_CUDA%s_PACKAGE_NAME \"${CPACK_PACKAGE_NAME}-cuda%s\")"; the same file names the '
@@ -246,32 +243,13 @@ def decide(inputs, plan, gpu=None, platform=None):
     profiling = {'value': bool(prof.get('value')), 'reason': prof.get('reason') or 'the plan says nothing',
                  'supported_gpus': list(prof.get('supported_gpus') or [])}
 
+    # The values alone (mode, addresses, interval, CUDA major, engine, image, paths, versions) were
+    # checked on the controller before any change by the registry of input checks
+    # (core/input_checks.py: the argument spec's choices, value_kinds' listen addresses and numbers,
+    # dcgm_inputs.problems); what is refused here needs the plan: the device selection against its
+    # MIG decision and the counters against its profiling decision.
     mode = inputs.get('mode')
-    if mode not in MODES:
-        errors.append(_err('dcgm_exporter_mode', '%r; allowed: %s' % (mode, ', '.join(MODES))))
-    for variable, key in (('dcgm_exporter_listen_address', 'listen_address'),
-                          ('dcgm_exporter_hostengine_address', 'hostengine_address')):
-        error = check_address(inputs.get(key), variable)
-        if error:
-            errors.append(error)
-    interval = inputs.get('collect_interval_ms')
-    if not isinstance(interval, int) or isinstance(interval, bool) or not 100 <= interval <= 3600000:
-        errors.append(_err('dcgm_exporter_collect_interval_ms', 'must be an integer of at least 100 (milliseconds) '
-                                                                'and at most 3600000 (an hour), got %r' % (interval,)))
     cuda_requested = str(inputs.get('cuda_major'))
-    if cuda_requested not in CUDA_MAJORS + ('auto',):
-        errors.append(_err('dcgm_exporter_cuda_major',
-                           '%r; allowed: auto, %s' % (cuda_requested, ', '.join(CUDA_MAJORS))))
-        cuda_requested = 'auto'
-    if mode == 'container':
-        for key, allowed in (('container_engine', ENGINES), ('container_gpu_access', GPU_ACCESS)):
-            if inputs.get(key) not in allowed:
-                errors.append(_err('dcgm_exporter_' + key, '%r; allowed: %s' % (inputs.get(key), ', '.join(allowed))))
-        for key in ('image_registry', 'image_name', 'image_tag'):
-            if not inputs.get(key) or not isinstance(inputs.get(key), str):
-                errors.append(_err('dcgm_exporter_' + key, 'must be a non-empty string without spaces'))
-    errors.extend(_err(variable, message) for variable, message in dcgm_inputs.problems(inputs)
-                  if not any(e['variable'] == variable for e in errors))
 
     mig = _decide_mig(inputs, plan, errors)
     counters, dropped = _gather_counters(inputs, profiling, bool(mig['capable_gpus']), errors)

@@ -2,7 +2,7 @@
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one call of gpuops.dlserver.__private.nvidia_driver_host: ``run(module)`` dispatches the
-action (driver_resolve's inputs, resolve, after_install, verify, restore; write_config and
+action (driver_resolve's resolve, after_install, verify, restore; write_config and
 write_repo here, which write the files the resolve renders on the host with core/files.put_files),
 marks each file of the resolve ``current`` and ends the module. The module file keeps its
 documentation and argument specification only (``ARGUMENT_SPEC`` here)."""
@@ -13,10 +13,11 @@ __metaclass__ = type
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import mark_current, put_files
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import driver_resolve
-from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo as repo
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.repo_trust import Failure, Host, fail_problems
 
-ACTIONS = ['inputs', 'resolve', 'after_install', 'verify', 'restore', 'write_config', 'write_repo']
+# No action checks the role's inputs: the registry of input checks (core/input_checks.py) did, on the
+# controller, before the role's first call of this module.
+ACTIONS = ['resolve', 'after_install', 'verify', 'restore', 'write_config', 'write_repo']
 CONFIG_FILES = ['nouveau_blacklist', 'modules_load', 'dkms_signing']
 
 ARGUMENT_SPEC = dict(
@@ -32,12 +33,6 @@ ARGUMENT_SPEC = dict(
     failure=dict(type='dict', default={}),
     files=dict(type='list', elements='str', default=[], choices=CONFIG_FILES),
 )
-
-
-def inputs(params, host):
-    del host
-    # The branch is the plan's (plugins/module_utils/plan/driver_branch.py), not decided here.
-    return {'problems': repo.input_problems(params['inputs'])}
 
 
 def write_config(p, module):
@@ -88,9 +83,7 @@ def run(module):
         restore(module, host)
         return
     try:
-        if action == 'inputs':
-            result = inputs(module.params, host)
-        elif action == 'write_config':
+        if action == 'write_config':
             result = write_config(module.params, module)
         elif action == 'write_repo':
             result = write_repo(module.params, module, host)

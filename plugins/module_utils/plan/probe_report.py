@@ -7,8 +7,8 @@ plan decided, per role whether a run would change something and whether a reboot
 ``host_report()`` builds one host's report from its plan, the driver role's read of the host
 and repositories (``nvidia_driver_host`` action ``resolve``, run in check mode), node_exporter's
 own decision on the host (its preflight in check mode, and a HEAD request of the release it would
-download), the roles' own
-settings checks (``host_plan`` option ``settings_checks``: ``plan/settings_checks.py``) and the
+download), what the registry of input checks found in each role's
+settings (``host_plan`` option ``settings_checks``: ``plan/settings_checks.py``) and the
 host's pending reboot marker; ``fleet_report()`` gathers the hosts' reports (a host without one
 failed or was unreachable) into the JSON document and the table the playbook prints.
 

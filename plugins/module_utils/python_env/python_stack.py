@@ -61,6 +61,33 @@ _BUILD_SUFFIX = re.compile(r'[0-9a-f]{12}')
 
 # --------------------------------------------------------------------------- inputs
 
+def with_defaults(env, inputs):
+    """One declared environment (a mapping with a valid name) with the role's defaults filled in
+    from ``inputs`` (__python_stack, keys without prefix); no check."""
+    return {
+        'name': env.get('name'),
+        'backend': env.get('backend') or inputs.get('backend'),
+        'python': str(env.get('python') or inputs.get('python')),
+        'pip': env.get('pip', []),
+        'conda': env.get('conda', []),
+        'channels': env.get('channels') if env.get('channels') is not None else inputs.get('conda_channels', []),
+        'index_url': env.get('index_url') or inputs.get('pip_index_url', ''),
+        'extra_index_urls': env.get('extra_index_urls', []),
+        'imports': env.get('imports'),
+        'jupyter_kernel': env.get('jupyter_kernel', False),
+        'state': env.get('state', 'present'),
+        'verify': env.get('verify', True),
+        'lock_file': env.get('lock_file') or '',
+    }
+
+
+def environments(envs, inputs):
+    """The declared environments with the role's defaults filled in, for inputs the registry of
+    input checks accepted (core/input_checks.py runs ``input_problems``, whose ``normalise_all``
+    checks each entry): no check here."""
+    return [with_defaults(env, inputs) for env in envs or []]
+
+
 def normalise(env, inputs):
     """(env with defaults, problems). ``inputs`` is __python_stack (keys without prefix)."""
     problems = []
@@ -76,21 +103,7 @@ def normalise(env, inputs):
     unknown = sorted(set(env) - known)
     if unknown:
         problems.append('%s: unknown key(s) %s; known: %s' % (where, ', '.join(unknown), ', '.join(sorted(known))))
-    out = {
-        'name': name,
-        'backend': env.get('backend') or inputs.get('backend'),
-        'python': str(env.get('python') or inputs.get('python')),
-        'pip': env.get('pip', []),
-        'conda': env.get('conda', []),
-        'channels': env.get('channels') if env.get('channels') is not None else inputs.get('conda_channels', []),
-        'index_url': env.get('index_url') or inputs.get('pip_index_url', ''),
-        'extra_index_urls': env.get('extra_index_urls', []),
-        'imports': env.get('imports'),
-        'jupyter_kernel': env.get('jupyter_kernel', False),
-        'state': env.get('state', 'present'),
-        'verify': env.get('verify', True),
-        'lock_file': env.get('lock_file') or '',
-    }
+    out = with_defaults(env, inputs)
     if out['backend'] not in ('venv', 'conda'):
         problems.append('%s: backend must be venv or conda, not %r' % (where, out['backend']))
     if not _PYTHON.fullmatch(out['python']):

@@ -86,20 +86,17 @@ def _available_pythons():
 
 def build_plan(module):
     """The plan of action=plan (environments resolved, the framework defaults and the files'
-    text), before the host's state is read; fails the module on bad input."""
+    text), before the host's state is read; fails the module where the host cannot build them."""
     params = module.params
     inputs = params['inputs']
     if inputs is None:
         module.fail_json(msg='python_stack_host: inputs is required with action=plan')
     # The inputs were checked on the controller before any change by the registry of input checks
     # (core/input_checks.py runs python_stack.input_problems: the environment entries, the
-    # environment defaults, the role-wide options). Normalising the environments says their problems
-    # again only because resolving a malformed entry cannot go on (the module may be called without
-    # the role); what needs this host (its Pythons, the lock files read from it) is checked below.
-    envs, problems = ps.normalise_all(inputs.get('environments', []), inputs)
-    if problems:
-        module.fail_json(msg='gpuops.dlserver.python_stack: nothing was changed: %s' % '; '.join(problems),
-                         problems=problems)
+    # environment defaults, the role-wide options), before the role calls this private module: the
+    # entries only get their defaults here. What needs this host (its Pythons, the lock files read
+    # from it) is checked below.
+    envs, problems = ps.environments(inputs.get('environments', []), inputs), []
     gpu = params['gpu'] or {}
     cuda = (gpu.get('driver') or {}).get('cuda_version') if (gpu.get('driver') or {}).get('loaded') else None
     context = {

@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The input checks of the gpu_validate role, run by its preflight (filter
-gpuops.dlserver.__private.validate_inputs) before anything is installed or measured.
+"""The input checks of the gpu_validate role, run by the registry of input checks
+(core/input_checks.py: host_plan and the role's preflight) before anything is installed or
+measured; ``module_problems`` is the public module's guard, made of the same functions.
 
 ``input_problems(inputs)`` takes the role's typed inputs (``__gpu_validate``: the variables
 converted by its argument spec, without the ``gpu_validate_`` prefix) and returns one message per
@@ -69,13 +70,24 @@ def _number_problem(name, value, low, high):
     return None
 
 
+def bound_problems(values, skip=()):
+    """The numbers of ``values`` that BOUNDS bounds (those present, but ``skip``), each outside its
+    bounds named; the role's check (``input_problems``) and the module's guard share it."""
+    return [_number_problem(name, values[name], low, high) for name, (low, high) in sorted(BOUNDS.items())
+            if name in values and name not in skip]
+
+
+def address_problem(value, what):
+    """``what``'s address when it is not a host name or IP address (full match), else None."""
+    if isinstance(value, str) and ADDRESS_RE.fullmatch(value):
+        return None
+    return '%s%s: %r is not a host name or IP address' % (PREFIX, what, value)
+
+
 def input_problems(inputs):
     """Messages naming each gpu_validate_* variable whose value the role must not use (empty: none)."""
     inputs = inputs or {}
-    problems = []
-    for name, (low, high) in sorted(BOUNDS.items()):
-        if name in inputs:
-            problems.append(_number_problem(name, inputs[name], low, high))
+    problems = bound_problems(inputs)
     for name in PATHS + OPTIONAL_PATHS:
         value = inputs.get(name)
         if name in OPTIONAL_PATHS and value in ('', None):
@@ -85,9 +97,8 @@ def input_problems(inputs):
     if env is not None and not (isinstance(env, str) and _ENV_NAME_RE.fullmatch(env)):
         problems.append('%spython_env: %r must be an environment name of letters, digits and _ . + - '
                         '(at most 64)' % (PREFIX, env))
-    address = inputs.get('address')
-    if address not in ('', None) and not (isinstance(address, str) and ADDRESS_RE.fullmatch(address)):
-        problems.append('%saddress: %r is not a host name or IP address' % (PREFIX, address))
+    if inputs.get('address') not in ('', None):
+        problems.append(address_problem(inputs['address'], 'address'))
     group = inputs.get('peer_group')
     if group not in ('', None) and not (isinstance(group, str) and _GROUP_RE.fullmatch(group)):
         problems.append('%speer_group: %r is not an inventory group name' % (PREFIX, group))
@@ -110,13 +121,13 @@ def input_problems(inputs):
 
 
 def module_problems(params):
-    """The module's own guard (it may be called without the role): the numbers that reach command
-    lines within bounds, every peer's address a host name or IP address."""
-    problems = [_number_problem(name, params.get(name), low, high) for name, (low, high) in sorted(BOUNDS.items())
-                if name in params and name != 'refresh_days']
+    """The guard of the public module gpuops.dlserver.gpu_validate (a user may call it without the
+    role, so without the registry of input checks): the numbers that reach command lines within
+    bounds, every peer's address a host name or IP address - by the same functions as the role's
+    registered check (``bound_problems``, ``address_problem``), never a second definition."""
+    problems = bound_problems(params, skip=('refresh_days',))
     for peer in params.get('peers') or []:
         address = peer.get('address') if isinstance(peer, dict) else None
-        if not (isinstance(address, str) and ADDRESS_RE.fullmatch(address)):
-            problems.append('%saddress of peer %r: %r is not a host name or IP address'
-                            % (PREFIX, (peer or {}).get('name') if isinstance(peer, dict) else peer, address))
+        problems.append(address_problem(address, 'address of peer %r' % (
+            (peer or {}).get('name') if isinstance(peer, dict) else peer,)))
     return [p for p in problems if p]

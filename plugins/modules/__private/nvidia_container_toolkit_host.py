@@ -15,8 +15,10 @@ version_added: 0.1.0
 description:
   - The decisions of the C(gpuops.dlserver.nvidia_container_toolkit) role, in one round trip per phase
     (logic in C(plugins/module_utils/engines/container_toolkit.py) and C(plugins/module_utils/engines/container_engines.py)).
-  - C(action=resolve) checks the inputs, refuses a known-vulnerable toolkit version (the collection's table of
-    NVIDIA security bulletins), reads the engines the host has and their
+  - The inputs, and a known-vulnerable toolkit version (the collection's table of NVIDIA security
+    bulletins), are refused before the role calls the module, on the controller, by the registry of input
+    checks (C(plugins/module_utils/core/input_checks.py)).
+  - C(action=resolve) reads the engines the host has and their
     configuration files, computes the merged files and has each engine validate them
     (C(dockerd --validate --config-file), C(containerd --config <file> config dump)) before anything is written.
     Every failure names the file or variable to change; nothing on the host changes.

@@ -16,8 +16,9 @@ description:
   - The decisions of the C(gpuops.dlserver.nvidia_driver) role, reached in one round trip per phase.
     Changes nothing on the host but its package index (refreshed when older than an hour, not in check
     mode); repositories are read into a scratch directory that is removed.
-  - C(action=inputs) checks what the argument specification cannot (version and branch agree, URLs,
-    checksums, fingerprints, ranges). The branch is the plan's (C(gpuops_plan.driver.branch), decided by
+  - The inputs are checked before the role calls this module, on the controller, by the registry of input
+    checks (C(plugins/module_utils/core/input_checks.py)); this module checks only what needs the host. The
+    branch is the plan's (C(gpuops_plan.driver.branch), decided by
     C(plugins/module_utils/plan/driver_branch.py)); C(action=resolve) installs that branch.
   - C(action=resolve) refuses an interrupted dpkg or a half-installed driver package (naming the
     packages and C(dpkg --configure -a)), waits (bounded) for a dpkg/apt lock held by another process
@@ -68,7 +69,7 @@ options:
   action:
     description: What to do (see the description).
     type: str
-    choices: [inputs, resolve, after_install, verify, restore, write_config, write_repo]
+    choices: [resolve, after_install, verify, restore, write_config, write_repo]
     required: true
   inputs:
     description: The role's inputs converted by its argument spec (C(__nvidia_driver)).

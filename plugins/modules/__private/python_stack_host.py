@@ -13,12 +13,14 @@ module: python_stack_host
 short_description: Plan, build atomically and verify the Python environments of gpuops.dlserver.python_stack
 version_added: 0.1.0
 description:
-  - O(action=plan) checks the declared environments, resolves each for this host (the PyTorch
-    wheel index matched to the driver's CUDA version, C(tensorflow[and-cuda]) where the driver runs that
-    release's extra (CUDA 12, or 11.8 for 2.14), DALI's CUDA flavour), computes each environment's spec
+  - O(action=plan) fills in the declared environments' defaults (the registry of input checks,
+    C(plugins/module_utils/core/input_checks.py), checked them before the role calls the module),
+    resolves each for this host (the PyTorch wheel index matched to the driver's CUDA version,
+    C(tensorflow[and-cuda]) where the driver runs that release's extra (CUDA 12, or 11.8 for 2.14), DALI's CUDA flavour), computes each environment's spec
     hash, reads what is on the host and decides per environment C(none), C(build), C(swap), C(remove),
-    C(leave) or C(adopt). It also renders the framework environment defaults. Bad input fails here,
-    naming the environment and the cause, before anything changes. Changes nothing.
+    C(leave) or C(adopt). It also renders the framework environment defaults. What this host cannot
+    build (a Python it lacks, a wheel without kernels for its GPUs) fails here, naming the environment
+    and the cause, before anything changes. Changes nothing.
   - "O(action=plan) also reads the converged fast path: whether the distribution packages (O(os_packages)),
     the role's directories, uv, conda, the profile script and the environment file already are what the
     role writes, whether each environment's Jupyter kernel is current, and which environments the last

@@ -28,7 +28,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tun
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, ipmi_exporter, node_exporter, prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import mirror_inputs, nvidia_repo
-from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import node_env, python_stack
+from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack
 from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import inputs as storage_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import inputs as validate_inputs
 
@@ -124,16 +124,11 @@ _NE_PLATFORM = {"name": "Debian 12", "package": "prometheus-node-exporter",
                 "package_binary": "/usr/bin/prometheus-node-exporter", "package_service": "prometheus-node-exporter"}
 
 
-def _python_stack(inputs):
-    envs = copy.deepcopy(inputs.get("environments") or [])
-    # The same checks, in the same order, as python_stack_host's plan action (stack_host.do_plan).
-    norm, problems = python_stack.normalise_all(envs, inputs)
-    return (list(problems) + node_env.env_default_problems(inputs.get("env_defaults"))
-            + python_stack.option_problems(inputs, norm))
-
-
 def _dcgm(inputs):
-    return [e["message"] for e in dcgm.decide(inputs, copy.deepcopy(_DCGM_PLAN), {}, dict(_DCGM_PLATFORM))["errors"]]
+    # the route: the registered checks (core/input_checks.py), then the decision (the counters and
+    # devices against the plan) on what they accept - decide() does not check the values again
+    return value_problems("dcgm_exporter", inputs, [], "main", dict(CHECK_CONTEXT)) or \
+        [e["message"] for e in dcgm.decide(inputs, copy.deepcopy(_DCGM_PLAN), {}, dict(_DCGM_PLATFORM))["errors"]]
 
 
 def _node_exporter(inputs):
@@ -155,7 +150,8 @@ VALIDATORS = {
     "nvidia_driver": nvidia_repo.input_problems,
     "os_tuning": os_tuning_inputs.problems,
     "prometheus": prometheus_config.check_inputs,
-    "python_stack": _python_stack,
+    # the registered check (python_stack_host's plan only fills in the entries' defaults)
+    "python_stack": python_stack.input_problems,
     # role_inputs' VALUE_CHECKS (the role's first task and host_plan)
     "storage": storage_inputs.input_problems,
     "volcano": volcano.input_errors,

@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from ansible_collections.gpuops.dlserver.plugins.action.host_plan import public_roles
+
 
 PLAY = """- hosts: localhost
   gather_facts: false
@@ -173,8 +175,10 @@ def test_settings_checks_report_the_roles_settings_and_bad_ones_fail_every_host(
     settings = json.loads((tmp_path / "out.json").read_text())
     assert settings["nvidia_container_toolkit"]["checked"] is True
     assert settings["nvidia_container_toolkit"]["problems"] == []
-    assert settings["node_exporter"] == {"checked": False, "problems": [],
-                                         "reason": "no settings check of node_exporter runs without the host"}
+    # every role: the registry's result for it (plan/settings_checks.py runs no check of its own)
+    assert settings["node_exporter"] == {"checked": True, "problems": [],
+                                         "reason": "the registry of input checks, core/input_checks.py"}
+    assert sorted(settings) == sorted(public_roles())
     assert settings["os_tuning"]["checked"] is True and settings["os_tuning"]["problems"] == []
     res = run_play(tmp_path, SETTINGS_PLAY, "plan_cpu_only.yml", "nvidia_container_toolkit_version=latest")
     assert res.returncode != 0

@@ -1,16 +1,21 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpuops.dlserver.__private.nvidia_container_toolkit_host through main(): refusals before anything is
-read or written (vulnerable version, bad engine, a daemon.json that is not JSON, a containerd
-config of an unknown version: the user's files byte for byte as they were), and a resolve
-with the real key trust code against the repository double's key (real gpg)."""
+written (a daemon.json that is not JSON, a containerd config of an unknown version: the user's
+files byte for byte as they were), and a resolve with the real key trust code against the
+repository double's key (real gpg). The inputs alone (a vulnerable version, an unknown engine, a
+key over plain http) are refused by the registry of input checks (core/input_checks.py) before the
+role calls the module: proved here against the registry."""
 
 import hashlib
 import json
 import os
 
 import pytest
+import yaml
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_checks
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import toolkit_host
 from ansible_collections.gpuops.dlserver.plugins.modules.__private import nvidia_container_toolkit_host as mod
 from module_harness import ExitJson, FailJson
@@ -26,6 +31,19 @@ def inputs(**kw):
             "smoke_test": True, "smoke_test_image": "x", "status_file": "/etc/gpuops/nvidia_container_toolkit.json"}
     base.update(kw)
     return base
+
+
+def refused(**kw):
+    """What the role's route refuses of its variables ``kw`` (short names) before the role calls the
+    module: the argument spec's conversion (role_inputs), then the registry of input checks."""
+    with open(os.path.join(REPO, "roles", "nvidia_container_toolkit", "meta", "argument_specs.yml")) as handle:
+        spec = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+    values = dict(("nvidia_container_toolkit_" + key, value) for key, value in kw.items())
+    try:
+        converted = convert_inputs(spec, values, "nvidia_container_toolkit_")
+    except InputError as exc:
+        return exc.problems
+    return input_checks.problems("nvidia_container_toolkit", converted, "main", {})
 
 
 def platform(root):
@@ -70,15 +88,12 @@ def etc(tmp_path):
     ({"version": "1.17.3"}, ["1.17.3 (nvidia_container_toolkit_version)", "CVE-2025-23359", "CVE-2025-23266",
                              "nvidia_container_toolkit_version to 1.19.1 or newer", "a_id/5616"]),
     ({"version": "1.18.2", "accept_cves": ["CVE-2025-23266"]}, ["CVE-2026-24260", "1.19.1"]),
-    ({"engines": ["docker", "podman"]}, ["nvidia_container_toolkit_engines", '"podman"']),
+    ({"engines": ["docker", "podman"]}, ["nvidia_container_toolkit_engines", "podman"]),
 ])
-def test_bad_inputs_fail_before_reading_the_host(etc, inp, expect):
-    before = tree_hash(str(etc))
-    kind, result = run({"action": "resolve", "inputs": inputs(**inp), "platform": platform(etc)})
-    assert kind is FailJson
+def test_bad_inputs_are_refused_by_the_registry_before_the_module(inp, expect):
+    found = "; ".join(refused(**inp))
     for text in expect:
-        assert text in result["msg"]
-    assert tree_hash(str(etc)) == before
+        assert text in found, found
 
 
 @pytest.mark.parametrize("engine,path,content,expect", [
@@ -108,12 +123,10 @@ def test_resolve_plans_the_pinned_packages_and_the_crio_dropin(etc):
                                  "libnvidia-container-tools=1.19.1-*", "libnvidia-container1=1.19.1-*"]
     [dropin] = result["files"]
     assert dropin["dest"].endswith("crio.conf.d/99-gpuops-nvidia.conf") and 'default_runtime = "nvidia"' in dropin["content"]
-    # A key that cannot be trusted (plain http, neither fingerprint nor checksum: issue 37) is still
-    # refused before any change, naming the variable.
-    args["inputs"]["keyring_url"] = "http://mirror.example/gpgkey"
-    args["inputs"]["keyring_fingerprint"] = ""
-    kind, result = run(args)
-    assert kind is FailJson and "nvidia_container_toolkit_keyring_checksum" in result["msg"] and "plain http" in result["msg"]
+    # A key that cannot be trusted (plain http, neither fingerprint nor checksum: issue 37) is
+    # refused before any change, naming the variable, by the registry of input checks.
+    found = "; ".join(refused(keyring_url="http://mirror.example/gpgkey", keyring_fingerprint=""))
+    assert "nvidia_container_toolkit_keyring_checksum" in found and "plain http" in found, found
 
 
 def repository(tmp_path, key_path, fingerprint, **extra):
@@ -243,10 +256,11 @@ def test_verify_fails_a_run_and_reports_in_check_mode(tmp_path, monkeypatch, che
 
 
 def test_resolve_problems_fail_in_check_mode_too(etc):
-    # Only verify reports instead of failing in check mode: bad input fails a dry run as a run.
-    kind, result = run({"action": "resolve", "inputs": inputs(version="1.17.3"), "platform": platform(etc),
+    # Only verify reports instead of failing in check mode: a refusal of the resolve fails a dry run as a run.
+    (etc / "docker" / "daemon.json").write_text('{"log-driver": "journald",')
+    kind, result = run({"action": "resolve", "inputs": inputs(engines=["docker"]), "platform": platform(etc),
                         "_ansible_check_mode": True})
-    assert kind is FailJson and "CVE-2025-23359" in result["msg"]
+    assert kind is FailJson and "not valid JSON" in result["msg"]
 
 
 class _DpkgHost:

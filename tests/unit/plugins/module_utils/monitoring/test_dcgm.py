@@ -25,6 +25,8 @@ import tempfile
 import pytest
 import yaml
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_checks
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm, dcgm_verify
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import gpu_probe
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan
@@ -42,6 +44,18 @@ def defaults():
     with open(os.path.join(ROLE, "defaults", "main.yml")) as handle:
         data = yaml.safe_load(handle)
     return dict((k[len("dcgm_exporter_"):], v) for k, v in data.items())
+
+
+def refused(values):
+    """What the role's route refuses of ``values`` (short names) before decide() is reached: the
+    argument spec's conversion (role_inputs), then the registry of input checks."""
+    with open(os.path.join(ROLE, "meta", "argument_specs.yml")) as handle:
+        spec = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+    try:
+        inputs = convert_inputs(spec, dict(("dcgm_exporter_" + k, v) for k, v in values.items()), "dcgm_exporter_")
+    except InputError as exc:
+        return exc.problems
+    return input_checks.problems("dcgm_exporter", inputs, "main", {})
 
 
 _FACTS = {}
@@ -93,6 +107,14 @@ def _as_list(value):
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_cases(case):
+    if case.get("registry"):
+        # the values alone: refused by the registry of input checks, which decide() does not repeat
+        problems = refused(copy.deepcopy(case.get("set") or {}))
+        for needle in case["errors"]:
+            assert any(needle in m for m in problems), (needle, problems)
+        if "error_count" in case:
+            assert len(problems) == case["error_count"], problems
+        return
     result = _decide(case)
     messages = [e["message"] for e in result["errors"]]
     if case.get("errors"):

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The roles' own settings checks that the read-only probe runs (plugins/module_utils/plan/settings_checks.py)."""
+"""The probe's settings report (plugins/module_utils/plan/settings_checks.py): what the registry of
+input checks (core/input_checks.py) found in each role's converted inputs, reported per role."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,9 +12,10 @@ import os
 import pytest
 import yaml
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_checks
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import convert_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.settings_checks import (
-    CHECKS,
-    COVERS,
+    REASON,
     role_settings,
     settings_report,
 )
@@ -23,44 +25,35 @@ DATA = os.path.join(os.path.dirname(HERE), 'data')
 ROLES = os.path.abspath(os.path.join(HERE, '..', '..', '..', '..', '..', 'roles'))
 with open(os.path.join(DATA, 'settings_checks_cases.yml')) as _handle:
     CASES = yaml.safe_load(_handle)['cases']
+CONTEXT = {'groups': {}, 'insecure_hosts': [], 'allow': {}, 'platform': {'distribution': 'Debian', 'major': '12'}}
 
 
-def _defaults(role):
-    with open(os.path.join(ROLES, role, 'defaults', 'main.yml')) as handle:
-        data = yaml.safe_load(handle) or {}
-    prefix = role + '_'
-    return dict((k[len(prefix):], v) for k, v in data.items() if k.startswith(prefix))
+def _converted(role, inputs):
+    with open(os.path.join(ROLES, role, 'meta', 'argument_specs.yml')) as handle:
+        spec = yaml.safe_load(handle)['argument_specs']['main']['options']
+    return convert_inputs(spec, dict((role + '_' + k, v) for k, v in inputs.items()), role + '_')
 
 
 @pytest.mark.parametrize('case', CASES, ids=[c['name'] for c in CASES])
 def test_role_settings(case):
-    inputs = dict(_defaults(case['role'])) if case['defaults'] else {}
-    inputs.update(case['inputs'])
-    got = role_settings(case['role'], inputs, {'distribution': 'Debian', 'major': '12'})
+    role = case['role']
+    inputs = _converted(role, case['inputs']) if case['defaults'] else case['inputs']
+    got = settings_report({role: input_checks.problems(role, inputs, 'main', CONTEXT)})[role]
     expect = case['expect']
     assert got['checked'] is expect['checked']
+    assert got['reason'] == REASON
     if expect.get('no_problems'):
         assert got['problems'] == []
     for text in expect.get('problems_have') or []:
         assert any(text in p for p in got['problems']), (text, got['problems'])
 
 
-def test_every_check_says_what_it_covers():
-    assert sorted(CHECKS) == sorted(COVERS)
-
-
-def test_settings_report_is_per_role_and_refuses_a_non_dict():
-    report = settings_report({'node_exporter': {}, 'nvidia_container_toolkit': _defaults('nvidia_container_toolkit')})
+def test_settings_report_is_per_role_and_refuses_what_is_no_registry_result():
+    report = settings_report({'node_exporter': [], 'nvidia_container_toolkit': ['nvidia_container_toolkit_x: bad']})
     assert sorted(report) == ['node_exporter', 'nvidia_container_toolkit']
-    assert report['nvidia_container_toolkit']['checked'] is True
-    with pytest.raises(ValueError, match='inputs must be a dict'):
+    assert report['nvidia_container_toolkit'] == {'checked': True, 'problems': ['nvidia_container_toolkit_x: bad'],
+                                                  'reason': REASON}
+    with pytest.raises(ValueError, match='must be a dict'):
         settings_report(['nvidia_container_toolkit'])
-
-
-def test_a_check_that_cannot_read_its_inputs_is_a_problem_not_a_traceback(monkeypatch):
-    def broken(inputs, platform):
-        raise TypeError('unhashable')
-    monkeypatch.setitem(CHECKS, 'gpu_validate', broken)
-    got = role_settings('gpu_validate', {}, None)
-    assert got == {'checked': True, 'reason': COVERS['gpu_validate'],
-                   'problems': ['the settings check of gpu_validate could not read its inputs: TypeError: unhashable']}
+    with pytest.raises(ValueError, match='must be a list of problems'):
+        role_settings('nvidia_container_toolkit_x: bad')

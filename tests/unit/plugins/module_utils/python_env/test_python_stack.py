@@ -69,6 +69,14 @@ def test_names_unique():
     assert problems == ["python_stack_environments: the name a is used twice"]
 
 
+@pytest.mark.parametrize("case", CASES["resolve"], ids=_ids("resolve"))
+def test_environments_fill_the_same_defaults_as_normalise(case):
+    # python_stack_host's plan reads the entries the registry accepted through environments(): the
+    # same environment as normalise() makes, without checking it again
+    env, problems = ps.normalise(case["env"], _defaults())
+    assert problems == [] and ps.environments([case["env"]], _defaults()) == [env]
+
+
 def test_not_a_list():
     _envs, problems = ps.normalise_all({"name": "a"}, _defaults())
     assert "must be a list" in problems[0]
