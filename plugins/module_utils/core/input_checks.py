@@ -35,7 +35,7 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.cuda import toolki
 from ansible_collections.gpuops.dlserver.plugins.module_utils.engines import container_toolkit
 from ansible_collections.gpuops.dlserver.plugins.module_utils.host import os_tuning_inputs
 from ansible_collections.gpuops.dlserver.plugins.module_utils.kubernetes import volcano
-from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm_inputs, ipmi_exporter, node_exporter
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import dcgm as dcgm_decision, dcgm_inputs, ipmi_exporter, node_exporter
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import prometheus_config
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import nvidia_repo, url_trust
 from ansible_collections.gpuops.dlserver.plugins.module_utils.python_env import python_stack
@@ -74,10 +74,12 @@ def own(check):
 
 
 def dcgm(inputs, context):
-    """dcgm_exporter: what reaches its unit, files and commands, the counters included
-    (monitoring/dcgm_inputs.py: pairs of variable and message)."""
+    """dcgm_exporter: what reaches its unit, files and commands (monitoring/dcgm_inputs.py), then
+    the device selection's form and every counters entry (monitoring/dcgm.py input_problems):
+    pairs of variable and message."""
     del context
-    return ['%s: %s' % (variable, message) for variable, message in dcgm_inputs.problems(inputs)]
+    return ['%s: %s' % (variable, message)
+            for variable, message in dcgm_inputs.problems(inputs) + dcgm_decision.input_problems(inputs)]
 
 
 def ctk(inputs, context):

@@ -142,32 +142,53 @@ def decide_cuda_major(requested, gpu):
                                      'every driver from R525 on runs; set dcgm_exporter_cuda_major to choose'}
 
 
-def _gather_counters(inputs, profiling, mig_capable, errors):
-    kept, dropped, seen = [], [], set()
-    groups = (('dcgm_exporter_counters', inputs.get('counters') or []),
-              ('dcgm_exporter_profiling_counters', inputs.get('profiling_counters') or []),
-              ('dcgm_exporter_counters_extra', inputs.get('counters_extra') or []))
-    for variable, entries in groups:
+_COUNTER_LISTS = ('counters', 'profiling_counters', 'counters_extra')
+
+
+def _counter_entries(inputs):
+    """Each entry of the three counters lists as (variable, counter, error): one parse, which the
+    registry's check (input_problems) reads for the errors and decide() for the counters."""
+    for key in _COUNTER_LISTS:
+        variable = 'dcgm_exporter_' + key
+        entries = inputs.get(key) or []
         if not isinstance(entries, list):
-            errors.append(_err(variable, 'must be a list'))
+            yield variable, None, _err(variable, 'must be a list')
             continue
         for entry in entries:
             counter, error = parse_counter(entry, variable)
-            if error:
-                errors.append(error)
-                continue
-            if variable == 'dcgm_exporter_profiling_counters' and not counter['name'].startswith(PROFILING_PREFIX):
-                errors.append(_err(variable, '%s is not a profiling (DCGM_FI_PROF_*) field; list it in '
-                                             'dcgm_exporter_counters_extra' % counter['name']))
-                continue
-            if counter['name'] in seen:
-                continue
-            seen.add(counter['name'])
-            if counter['name'].startswith(PROFILING_PREFIX) and not profiling['value']:
-                dropped.append({'name': counter['name'], 'source': variable,
-                                'reason': 'DCGM profiling is off on this host: %s' % profiling['reason']})
-                continue
-            kept.append(counter)
+            if not error and key == 'profiling_counters' and not counter['name'].startswith(PROFILING_PREFIX):
+                counter, error = None, _err(variable, '%s is not a profiling (DCGM_FI_PROF_*) field; list it in '
+                                                      'dcgm_exporter_counters_extra' % counter['name'])
+            yield variable, counter, error
+
+
+def input_problems(inputs):
+    """``[(variable, message)]`` of what needs no plan: the device selection's form and every
+    counters entry (a known DCGM field, its type and help). Run by the registry of input checks
+    (core/input_checks.py) before any change; decide() refuses only what needs the plan."""
+    found = []
+    devices = inputs.get('devices')
+    if not isinstance(devices, str) or not _DEVICES_RE.fullmatch(devices):
+        found.append(('dcgm_exporter_devices', '%r is not a device selection of dcgm-exporter: f, g, i, '
+                                               'g:0,1 or i:0-3' % (devices,)))
+    found.extend((error['variable'], error['message'].split(': ', 1)[1])
+                 for _variable, _counter, error in _counter_entries(inputs) if error)
+    return found
+
+
+def _gather_counters(inputs, profiling, mig_capable):
+    """The counters this host exports, and those the plan's profiling decision drops (the entries
+    the registry refused never reach here)."""
+    kept, dropped, seen = [], [], set()
+    for variable, counter, _error in _counter_entries(inputs):
+        if counter is None or counter['name'] in seen:
+            continue
+        seen.add(counter['name'])
+        if counter['name'].startswith(PROFILING_PREFIX) and not profiling['value']:
+            dropped.append({'name': counter['name'], 'source': variable,
+                            'reason': 'DCGM profiling is off on this host: %s' % profiling['reason']})
+            continue
+        kept.append(counter)
     if mig_capable and 'DCGM_FI_DEV_MIG_MODE' not in seen:
         kept.append({'name': 'DCGM_FI_DEV_MIG_MODE', 'type': 'gauge', 'help': FIELDS['DCGM_FI_DEV_MIG_MODE'][1],
                      'source': 'MIG-capable GPUs (the plan)'})
@@ -178,9 +199,6 @@ def _decide_mig(inputs, plan, errors):
     mig = plan.get('mig') or {}
     capable = list(mig.get('capable_gpus') or [])
     devices = inputs.get('devices')
-    if not isinstance(devices, str) or not _DEVICES_RE.fullmatch(devices):
-        errors.append(_err('dcgm_exporter_devices', '%r is not a device selection of dcgm-exporter: f, g, i, '
-                                                    'g:0,1 or i:0-3' % (devices,)))
     if not capable:
         return {'capable_gpus': [], 'reason': 'no MIG-capable GPU: GPUs are reported as whole devices'}
     if mig.get('mode') == 'enabled' and isinstance(devices, str) and devices.startswith('g'):
@@ -246,13 +264,14 @@ def decide(inputs, plan, gpu=None, platform=None):
     # The values alone (mode, addresses, interval, CUDA major, engine, image, paths, versions) were
     # checked on the controller before any change by the registry of input checks
     # (core/input_checks.py: the argument spec's choices, value_kinds' listen addresses and numbers,
-    # dcgm_inputs.problems); what is refused here needs the plan: the device selection against its
-    # MIG decision and the counters against its profiling decision.
+    # dcgm_inputs.problems, input_problems below: the device selection's form and every counters
+    # entry); what is refused here needs the plan: the device selection against its MIG decision
+    # and the counters against its profiling decision.
     mode = inputs.get('mode')
     cuda_requested = str(inputs.get('cuda_major'))
 
     mig = _decide_mig(inputs, plan, errors)
-    counters, dropped = _gather_counters(inputs, profiling, bool(mig['capable_gpus']), errors)
+    counters, dropped = _gather_counters(inputs, profiling, bool(mig['capable_gpus']))
     if not counters and not errors:
         errors.append(_err('dcgm_exporter_counters', 'no field is left to export on this host (every field listed '
                                                      'was dropped); add fields that are not DCGM_FI_PROF_*'))
