@@ -53,15 +53,13 @@ PACKAGE_ROWS = (
      'source': 'Debian 12: apt-cache show mdadm (4.2-5); dpkg -c of that package lists ./sbin/mdadm'},
 )
 
+_ONE_NEEDS_FORCE = (_MDADM_42 + 'mdadm.c (mdadm-4.2): "\'1\' is an unusual number of drives for an array ... you '
+                    'will need to specify --force"; mdadm(8): with --force "a value of 1 will then be allowed for '
+                    'linear, multipath, RAID0 and RAID1"; the plan does not pass --force')
 RAID_MIN_ROWS = (
-    {'level': 0, 'members': 2, 'read': READ,
-     'source': _MDADM_42 + 'mdadm.c (mdadm-4.2): "\'1\' is an unusual number of drives for an array ... you will '
-                           'need to specify --force"; mdadm(8): with --force "a value of 1 will then be allowed for '
-                           'linear, multipath, RAID0 and RAID1"; the plan does not pass --force',
+    {'level': 0, 'members': 2, 'read': READ, 'source': _ONE_NEEDS_FORCE,
      'measured': _MDADM_RUN + ': 1 refused (unusual number), 2 accepted'},
-    {'level': 1, 'members': 2, 'read': READ,
-     'source': _MDADM_42 + 'mdadm.c (mdadm-4.2): one member needs --force (mdadm(8), as for RAID 0); the plan '
-                           'does not pass --force',
+    {'level': 1, 'members': 2, 'read': READ, 'source': _ONE_NEEDS_FORCE,
      'measured': _MDADM_RUN + ': 1 refused (unusual number), 2 accepted'},
     {'level': 5, 'members': 2, 'read': READ,
      'source': _MDADM_42 + 'Create.c (mdadm-4.2): "at least 2 raid-devices needed for level %d" for every level '
