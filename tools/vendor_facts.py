@@ -427,6 +427,21 @@ TABLES += (
 )
 
 
+# issue 40: the storage role's vendor rows (what mkfs and mdadm accept, the Debian packages of the tools).
+_STORAGE_SOURCES = 'plugins/module_utils/storage/sources.py'
+TABLES += (
+    ('Smallest device per filesystem', _STORAGE_SOURCES, 'FILESYSTEM_MIN_ROWS',
+     'the smallest drive or array the storage role formats with each filesystem (storage/plan.py MIN_BYTES)',
+     _rows_of('storage.sources', 'FILESYSTEM_MIN_ROWS', lambda r: r['filesystem'])),
+    ('Storage tools and their Debian packages', _STORAGE_SOURCES, 'PACKAGE_ROWS',
+     'the package the storage role installs when a tool its plan needs is missing (storage/plan.py PACKAGES)',
+     _rows_of('storage.sources', 'PACKAGE_ROWS', lambda r: r['tool'])),
+    ('Fewest members per md RAID level', _STORAGE_SOURCES, 'RAID_MIN_ROWS',
+     'how many drives a storage volume of each RAID level needs (storage/inputs.py RAID_MIN_MEMBERS)',
+     _rows_of('storage.sources', 'RAID_MIN_ROWS', lambda r: 'RAID %d' % r['level'])),
+)
+
+
 def _optional(module, attribute):
     """The table ``module.attribute`` where this checkout has it, else None (a table another change adds)."""
     try:
@@ -482,13 +497,6 @@ _WHY = ('found by the issue 36 scan of module_utils: vendor facts without a sour
 # Tables the collection decides by that do not carry a source and a read date per row yet:
 # (file, table, what it decides, why it is not listed row by row).
 PENDING = (
-    (_M + 'storage/plan.py', 'MIN_BYTES', 'the smallest drive or array the storage role formats with XFS (300 MiB, '
-     'mkfs.xfs of xfsprogs 5.19+) or ext4 (16 MiB, the collection\'s floor)', 'issue 40: the XFS floor is quoted '
-     'from mkfs.xfs(8) without a read date per row yet'),
-    (_M + 'storage/plan.py', 'PACKAGES', 'the Debian package installed for mkfs.ext4, mkfs.xfs and mdadm',
-     'issue 40: Debian\'s package names (the molecule storage scenario installs xfsprogs), no read date per row yet'),
-    (_M + 'storage/inputs.py', 'RAID_MIN_MEMBERS', 'the fewest drives each md RAID level takes (md(4))',
-     'issue 40: from md(4), no read date per row yet; no array has run'),
 )
 # Tables built from a registered table: (file, name) -> the registered table they are built from (its rows
 # carry the sources): its NAME in the same file, or 'folder/file.py NAME' under module_utils.
@@ -596,6 +604,10 @@ DERIVED = {
     (_M + 'probe/packages.py', 'DISTRO_ORIGINS'): 'DISTRO_ORIGIN_ROWS',
     (_M + 'host/os_tuning.py', 'KERNEL_SAMPLES'): 'host/os_tuning_sources.py KERNEL_SAMPLE_ROWS',
     (_M + 'host/os_tuning.py', 'RELEASE_PACKAGES'): 'host/os_tuning_sources.py RELEASE_PACKAGE_ROWS',
+    # issue 40
+    (_M + 'storage/plan.py', 'MIN_BYTES'): 'storage/sources.py FILESYSTEM_MIN_ROWS',
+    (_M + 'storage/plan.py', 'PACKAGES'): 'storage/sources.py PACKAGE_ROWS',
+    (_M + 'storage/inputs.py', 'RAID_MIN_MEMBERS'): 'storage/sources.py RAID_MIN_ROWS',
 }
 _OWN = 'the collection\'s own vocabulary (its choices, keys, variable, file, step or role names), no vendor fact'
 _POLICY = 'the collection\'s own policy (bounds, thresholds, verdicts, opt-ins), documented with its role'

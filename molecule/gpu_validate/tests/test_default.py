@@ -2,10 +2,13 @@
 the report and the textfile metrics, after converge and an idempotence run that changed nothing."""
 
 import json
+import os
 import re
+import textwrap
 import time
 
 import pytest
+import yaml
 
 RECORD = "/etc/gpuops/validate.json"
 PROM = "/var/lib/node_exporter/textfile/gpuops_validate.prom"
@@ -151,19 +154,86 @@ def test_data_path_figures(host, record):
     else:
         assert feed["status"] == "warn" and "of the 4,000 images/s the GPUs need: " in feed["reason"], feed
         assert "CPU-bound at " in feed["reason"] or "I/O-bound" in feed["reason"], feed
-    prom = host.file(PROM).content_string
-    assert 'gpuops_validate_data_read_megabytes_per_second{pattern="random"}' in prom
-    assert 'gpuops_validate_data_images_per_second{source="lmdb"}' in prom
+    assert re.fullmatch(r"seq [0-9,]+ MB/s, rand [0-9,]+ MB/s, loose [0-9,]+, lmdb [0-9,]+ images/s: .+",
+                        record["data"]["summary"]), record["data"]["summary"]
+    # the textfile carries the same figures as validate.json (one write), each one measured
+    metrics = dict((m.group(1), float(m.group(2))) for m in re.finditer(
+        r"^(gpuops_validate_data_[a-z_]+(?:\{[a-z]+=\"[a-z]+\"\})?) (\S+)$", host.file(PROM).content_string, re.M))
+    for name, key in (('read_megabytes_per_second{pattern="sequential"}', "sequential_read_mbps"),
+                      ('read_megabytes_per_second{pattern="random"}', "random_read_mbps"),
+                      ('images_per_second{source="loose"}', "loose_images_per_s"),
+                      ('images_per_second{source="lmdb"}', "lmdb_images_per_s")):
+        assert metrics.get("gpuops_validate_data_" + name) == record["data"][key] > 0, (name, metrics, record["data"])
+    assert 'gpuops_validate_data_images_per_second{source="dali"}' not in metrics
+    if host.backend.get_hostname() == "val-a100":
+        assert metrics["gpuops_validate_data_demand_images_per_second"] == 4000, metrics
+    else:
+        assert "gpuops_validate_data_demand_images_per_second" not in metrics, metrics
     # the sample was removed; fio came from Debian
     assert not host.run("ls -a /opt | grep -F .gpuops-data-").stdout.strip()
     assert host.package("fio").is_installed
 
 
-def test_html_report_written_on_the_controller(host):
-    import os
-    path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "validate-report.html")
+def _html_report():
+    with open(os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "validate-report.html")) as handle:
+        return handle.read()
+
+
+def _html_figures(page):
+    """{node: {figure: text}} of the data path cells of the HTML report."""
+    rows = re.findall(r'<tr class="node" data-node="([^"]+)" data-verdict="[^"]+">(.*?)</tr>', page, re.S)
+    return dict((node, dict(re.findall(r'<li data-figure="([a-z_]+)">[^<:]+: ([^<]+)</li>', body)))
+                for node, body in rows)
+
+
+def _last_fleet_table():
+    """The fleet table the last ansible-playbook run printed (playbooks/validate.yml's debug task),
+    read from the run's log (molecule.yml log_path, or the ANSIBLE_LOG_PATH the caller exported)."""
+    path = os.environ.get("ANSIBLE_LOG_PATH") or os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"],
+                                                              "ansible.log")
     with open(path) as handle:
-        page = handle.read()
+        log = handle.read()
+    task = log.rfind("TASK [Print the fleet table]")
+    assert task >= 0, "no fleet table in %s" % path
+    # the msg follows "ok: [host] => " as an indented YAML block, up to the next blank line
+    block = log[log.index("=> \n", task) + 4:].split("\n\n")[0]
+    return yaml.safe_load(textwrap.dedent(block))["msg"]
+
+
+def test_html_report_written_on_the_controller(host):
+    page = _html_report()
     nodes = re.findall(r'<tr class="node" data-node="([^"]+)" data-verdict="([^"]+)"', page)
     assert nodes == [("val-a100", "fail"), ("val-cpu", "pass")] or nodes == [("val-a100", "fail"), ("val-cpu", "warn")]
-    assert 'data-figure="lmdb_images_per_s">LMDB: ' in page and "<script" not in page
+    assert "<script" not in page
+    # each node's row shows its measured data path, and what was not measured as unknown
+    figures = _html_figures(page)[host.backend.get_hostname()]
+    for key in ("sequential_read_mbps", "random_read_mbps"):
+        assert re.fullmatch(r"[0-9.]+ MB/s", figures[key]) and float(figures[key].split()[0]) > 0, figures
+    for key in ("loose_images_per_s", "lmdb_images_per_s"):
+        assert re.fullmatch(r"[0-9.]+ images/s", figures[key]) and float(figures[key].split()[0]) > 0, figures
+    assert figures["dali_images_per_s"] == "unknown", figures
+    if host.backend.get_hostname() == "val-a100":
+        assert float(figures["demand_images_per_s"].split()[0]) == 4000, figures
+    else:
+        assert figures["demand_images_per_s"] == "unknown", figures
+
+
+def test_fleet_table_shows_the_data_path(host):
+    # The table and the HTML report come from the same run (the last one) and the same hostvars:
+    # the table's data path line carries the report's figures, rounded as the table prints them.
+    table = _last_fleet_table()
+    assert re.split(r"\s{2,}", table[0]) == ["node", "verdict", "device", "worst check", "measured/peak", "data path"]
+    name = host.backend.get_hostname()
+    line = [row for row in table[1:] if row.split()[0] == name]
+    assert len(line) == 1, table
+    match = re.search(r"seq ([0-9,]+) MB/s, rand ([0-9,]+) MB/s, loose ([0-9,]+), lmdb ([0-9,]+) images/s: (.+)\Z",
+                      line[0])
+    assert match, line
+    figures = _html_figures(_html_report())[name]
+    keys = ("sequential_read_mbps", "random_read_mbps", "loose_images_per_s", "lmdb_images_per_s")
+    assert list(match.groups()[:4]) == ["{:,.0f}".format(float(figures[k].split()[0])) for k in keys], \
+        (line, figures)
+    if name == "val-a100":
+        assert "of the 4,000 images/s the GPUs need: " in match.group(5), line
+    else:
+        assert "no GPU demand to compare" in match.group(5), line

@@ -21,11 +21,13 @@ __metaclass__ = type
 import posixpath
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import sources
+
 VARIABLE = 'storage_volumes'
 FILESYSTEMS = ('ext4', 'xfs')
 RAID_LEVELS = (0, 1, 5, 6, 10)
-# the fewest members mdadm accepts for each level (md(4))
-RAID_MIN_MEMBERS = {0: 2, 1: 2, 5: 3, 6: 4, 10: 2}
+# the fewest members mdadm --create accepts for each level without --force (storage/sources.py RAID_MIN_ROWS)
+RAID_MIN_MEMBERS = dict((row['level'], row['members']) for row in sources.RAID_MIN_ROWS)
 SCHEDULERS = ('', 'none', 'mq-deadline', 'kyber', 'bfq')
 READ_AHEAD_MAX_KB = 65536
 # A dataset volume is mounted at one of these trees (or below them); the system's own

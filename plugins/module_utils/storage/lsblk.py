@@ -147,19 +147,29 @@ def _descendants(by_parent, name, seen=None):
             yield from _descendants(by_parent, child['name'], seen)
 
 
+def _a(word):
+    """'a' or 'an' before one of blkid's type names, as it is read aloud: 'an ext4', 'an xfs',
+    'an md', 'an lvm', 'a gpt', 'a zfs', 'a luks', 'a vfat'. Names said letter by letter whose first
+    letter's name starts with a vowel sound (ef, aitch, el, em, en, ess, ex) take 'an' too."""
+    said_an = ('xfs', 'md', 'lvm', 'ntfs', 'f2fs', 'hfs', 'hfsplus', 'hpfs', 'sgi', 'mbr')
+    name = str(word).lower()
+    return 'an' if name[:1] in ('a', 'e', 'i', 'o') or name in said_an else 'a'
+
+
 def contents(drive, below):
     """What is on a whole drive: a list of (kind, words) - kinds partition_table, filesystem,
     md, lvm, zfs, luks, partitions, holder, mounted - from the drive's own record and the records
     below it (``below``: its descendants)."""
     found = []
     if drive.get('pttype'):
-        found.append(('partition_table', 'a %s partition table' % drive['pttype']))
+        found.append(('partition_table', '%s %s partition table' % (_a(drive['pttype']), drive['pttype'])))
     fstype = drive.get('fstype')
     if fstype in MEMBER_TYPES:
-        found.append((MEMBER_TYPES[fstype], 'a %s signature (%s)' % (MEMBER_TYPES[fstype], fstype)))
+        kind = MEMBER_TYPES[fstype]
+        found.append((kind, '%s %s signature (%s)' % (_a(kind), kind, fstype)))
     elif fstype:
         label = (' labelled %s' % drive['label']) if drive.get('label') else ''
-        found.append(('filesystem', 'a %s filesystem%s' % (fstype, label)))
+        found.append(('filesystem', '%s %s filesystem%s' % (_a(fstype), fstype, label)))
     parts = [d['name'] for d in below if d.get('type') == 'part' and d.get('parent') == drive['name']]
     if parts:
         found.append(('partitions', 'partitions %s' % ', '.join(parts)))

@@ -26,13 +26,14 @@ import re
 import shlex
 import uuid
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.storage import sources
 from ansible_collections.gpuops.dlserver.plugins.module_utils.storage.inputs import (
     RAID_MIN_MEMBERS, VARIABLE, volume_defaults)
 
-# xfsprogs 5.19 and later refuse filesystems below 300 MiB (mkfs.xfs(8)); ext4 is given the
-# same floor of 16 MiB that mke2fs's "small" type starts from (mke2fs.conf(5))
-MIN_BYTES = {'ext4': 16 * 1024 * 1024, 'xfs': 300 * 1024 * 1024}
-PACKAGES = {'ext4': ('mkfs.ext4', 'e2fsprogs'), 'xfs': ('mkfs.xfs', 'xfsprogs'), 'md': ('mdadm', 'mdadm')}
+# the smallest device each filesystem is made on (XFS 300 MiB, ext4 2 MiB: with its journal), and the
+# tool and Debian package each step needs; the rows, their sources and what was run: storage/sources.py
+MIN_BYTES = dict((row['filesystem'], row['bytes']) for row in sources.FILESYSTEM_MIN_ROWS)
+PACKAGES = dict((row['for'], (row['tool'], row['package'])) for row in sources.PACKAGE_ROWS)
 UDEV_RULE = '/etc/udev/rules.d/60-gpuops-storage.rules'
 # options the kernel shows in /proc/self/mountinfo as they are written (verify compares these)
 KERNEL_SHOWN = ('noatime', 'nodiratime', 'relatime', 'strictatime', 'lazytime', 'ro', 'nodev', 'nosuid',

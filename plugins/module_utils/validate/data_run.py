@@ -50,7 +50,7 @@ def run(p, gpus, env, fio_bin):
     wanted = p['data_sample_mib'] * 1048576 + p['data_images'] * _IMAGE_ALLOWANCE
     free = _free_bytes(base) if base else None
     if base and free is not None and free < 2 * wanted:
-        why = 'not measured: %s has %d MiB free, the sample needs about %d MiB (twice that kept free)' % (
+        why = 'not measured: %s has %d MiB free; the sample takes about %d MiB and twice that must be free' % (
             base, free // 1048576, wanted // 1048576)
     if why:
         return data_path.checks({'skip': why}, {'skip': why}, need)
@@ -74,7 +74,8 @@ def run(p, gpus, env, fio_bin):
                                       env)
             loaded = data_measure.parse(out) or {'error': (err or 'no output (rc %s)' % rc).strip()[-400:]}
         else:
-            loaded = {'skip': 'not measured: %s is not an executable python (gpu_validate_python)' % p.get('python')}
+            loaded = {'skip': ('not measured: %s is not an executable python (gpu_validate_python)' % p['python'])
+                      if p.get('python') else 'not measured: no python to measure with (gpu_validate_python)'}
     finally:
         shutil.rmtree(sample, ignore_errors=True)
     if not loaded.get('error') and not loaded.get('skip'):

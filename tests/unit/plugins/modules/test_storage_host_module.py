@@ -52,11 +52,11 @@ def test_verify_skips_in_check_mode():
 
 def test_a_refused_plan_fails_before_any_change(monkeypatch):
     drive = {"name": "sdb", "path": "/dev/sdb", "type": "disk", "size": 10 ** 12, "present": True, "system": [],
-             "contents": [["filesystem", "a ext4 filesystem labelled old"]], "fstype": "ext4", "uuid": "u",
+             "contents": [["filesystem", "an ext4 filesystem labelled old"]], "fstype": "ext4", "uuid": "u",
              "mountpoints": []}
     monkeypatch.setattr(host_utils, "read_host", lambda *a, **kw: {
         "source": "lsblk", "drives": [drive], "mounts": [], "queues": {}, "resolved": {}, "machine_id": "m",
         "md_driver": False, "in_container": False, "tools": {}})
     res = _run(inputs={"volumes": [{"name": "d", "drives": {"paths": ["/dev/sdb"]}, "mount_point": "/data"}]})
     assert res["failed"] and "nothing was changed" in res["msg"]
-    assert "/dev/sdb holds data (a ext4 filesystem labelled old)" in res["msg"]
+    assert "/dev/sdb holds data (an ext4 filesystem labelled old)" in res["msg"]

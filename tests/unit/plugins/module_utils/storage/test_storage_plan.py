@@ -161,3 +161,8 @@ def test_array_sizes():
     sizes = [4, 4, 6, 4]
     assert [plan.array_size(level, sizes) for level in (0, 1, 5, 6, 10)] == [18, 4, 12, 8, 8]
     assert plan.array_size(0, [4, None]) is None
+
+
+@pytest.mark.parametrize("case", _load("storage_contents_cases.yml"), ids=lambda c: c["words"][0])
+def test_contents_words(case):
+    assert [words for _kind, words in lsblk.contents(case["drive"], [])] == case["words"]

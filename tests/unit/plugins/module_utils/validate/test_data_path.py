@@ -175,14 +175,14 @@ def test_run_removes_the_sample_even_when_a_measurement_fails(tmp_path, monkeypa
     reads = [c for c in checks if c["check"] == "data_read"]
     assert all(c["status"] == "warn" and "failed to lay out the file" in c["reason"] for c in reads), reads
     loose = [c for c in checks if c["subject"] == "loose"][0]
-    assert loose["status"] == "skip" and "None is not an executable python" in loose["reason"]
+    assert loose["status"] == "skip" and loose["reason"] == "not measured: no python to measure with (gpu_validate_python)"
     assert len(seen) == 1
 
 
 def test_run_without_room_or_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(data_run, "_free_bytes", lambda path: 10 * 1048576)
     checks = data_run.run(_params(tmp_path, data_sample_mib=64), [], {}, "/usr/bin/fio")
-    assert "MiB free, the sample needs about" in checks[0]["reason"] and checks[0]["status"] == "skip"
+    assert "MiB free; the sample takes about" in checks[0]["reason"] and checks[0]["status"] == "skip"
     checks = data_run.run(_params(tmp_path, dataset_path=str(tmp_path / "missing")), [], {}, None)
     assert checks[0]["reason"].endswith("missing is not a directory")
     checks = data_run.run(_params(tmp_path, dataset_path="/data/a:b"), [], {}, None)
