@@ -666,7 +666,7 @@ NOT_VENDOR = dict(
         ('kubernetes/volcano_scheduling.py', ('PRIORITY_CLASS_KEYS', 'QUEUE_KEYS'), _OWN),
         ('kubernetes/volcano_tables.py', ('VALIDATED_KUBERNETES',), 'the Kubernetes versions the collection\'s own '
          'tests validate rendered objects against (kubernetes-validate): its test scope'),
-        ('monitoring/dcgm.py', ('TYPES',), _OWN),
+        ('monitoring/dcgm.py', ('TYPES', '_COUNTER_LISTS'), _OWN),
         ('monitoring/dcgm.py', ('_HOST_SANDBOX',), 'the systemd sandboxing the collection applies: ' + _POLICY),
         ('monitoring/dcgm_host.py', ('_ENABLED', '_RUNNING'), _WORDS),
         ('monitoring/gpu_textfile.py', ('HELP',), 'help texts of the collection\'s own metrics'),
