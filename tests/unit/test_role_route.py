@@ -91,15 +91,7 @@ def test_host_modules_and_filters_do_not_import_the_registry():
 # ---------------------------------------------------------------------------------------------
 PACKAGE = "ansible_collections.gpuops.dlserver."
 REGISTRY_FILE = "plugins/module_utils/core/input_checks.py"
-ALLOWED_CALLS = {
-    # Both are the BMC work's (issue 39), which another change owns: listed so that they are seen,
-    # to be removed there.
-    ("plugins/module_utils/bmc/recovery.py", "plugins.module_utils.bmc.credentials.problems"):
-        "the power-cycle decision after a failed reboot checks the BMC inputs again at that moment (the "
-        "registry checked them at the play's start, required where gpuops_bmc_recovery is true)",
-    ("plugins/module_utils/monitoring/ipmi_exporter.py", "plugins.module_utils.monitoring.ipmi_exporter.problems"):
-        "ipmi_exporter's decide() checks its inputs again",
-}
+ALLOWED_CALLS = {}
 
 
 def _imports(tree):

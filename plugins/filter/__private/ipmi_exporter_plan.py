@@ -17,12 +17,14 @@ author: gpuops.dlserver contributors
 version_added: 0.1.0
 short_description: Check the ipmi_exporter role's inputs and decide how the exporter runs on the host
 description:
-- Every check and decision of the C(gpuops.dlserver.ipmi_exporter) role
+- Every decision of the C(gpuops.dlserver.ipmi_exporter) role
   (C(plugins/module_utils/monitoring/ipmi_exporter.py)) - the listen address, each module (credential set) with
   its user and password (C(plugins/module_utils/bmc/credentials.py)), driver, privilege, collectors, timeout and
   workaround flags, the in-band mode (C(/dev/ipmi0)), the configuration file, the drop-in over the package's unit
   (sandboxed like node_exporter's) and what verify scrapes.
-- Fails (raises), naming each variable, on any bad input; the message never contains a password.
+- Runs on inputs the registry of input checks (C(plugins/module_utils/core/input_checks.py)) accepted before the
+  role's first task. Fails (raises) on a platform without the package, and on inputs that are not the typed
+  inputs; the message never contains a password.
 positional: _input, platform, device_present
 options:
   _input:

@@ -4,12 +4,12 @@
 """Decisions of the ipmi_exporter role (Prometheus' ipmi_exporter, Debian's prometheus-ipmi-exporter
 with FreeIPMI), as small pure functions.
 
-- ``problems()``: every check of the role's converted inputs (the value check host_plan and
-  role_inputs run, value_kinds.ROLE_CHECKS): the listen address, the modules (one per credential
+- ``problems()``: every check of the role's converted inputs (run by the registry of input checks,
+  core/input_checks.py, which host_plan and role_inputs run): the listen address, the modules (one per credential
   set: user and password through ``bmc/credentials.py``, driver, privilege, collectors, timeout,
   workaround flags), the modes, the account. A password is never shown, not even in a problem
   about itself.
-- ``decide()``: where the exporter runs in-band (``/dev/ipmi0``), its configuration file (modules,
+- ``decide()`` (on inputs the registry accepted): where the exporter runs in-band (``/dev/ipmi0``), its configuration file (modules,
   credentials: written 0640 root:<group>, never in the unit), the drop-in over the package's unit
   (sandboxed by ``core/systemd.py`` ``sandbox_lines``, the same lines as node_exporter's), the udev
   rule that gives the exporter's group the in-band device, and what verify scrapes.
@@ -195,13 +195,12 @@ def unit_text(platform, inputs, config_file, local):
 def decide(inputs, platform, device_present):
     """Every decision of the role on one host; ValueError (every problem, each naming its variable)
     on bad input. ``platform``: ``{name, package, package_binary, package_service}``;
-    ``device_present``: whether ``/dev/ipmi0`` exists on the host."""
-    found = problems(inputs)
+    ``device_present``: whether ``/dev/ipmi0`` exists on the host. The inputs were checked by the
+    registry of input checks (core/input_checks.py runs problems() above) before the role's first
+    task; what is refused here needs the host: a platform without the package."""
     if not (platform or {}).get('package'):
-        found.append('ipmi_exporter: %s has no prometheus-ipmi-exporter package; the role supports Debian 12 and 13'
-                     % (platform or {}).get('name', 'this platform'))
-    if found:
-        raise ValueError('; '.join(found))
+        raise ValueError('ipmi_exporter: %s has no prometheus-ipmi-exporter package; the role supports Debian 12 and 13'
+                         % (platform or {}).get('name', 'this platform'))
     mode = inputs['local']
     local = mode == 'always' or (mode == 'auto' and bool(device_present))
     local_reason = {
