@@ -38,6 +38,7 @@ SECONDS = {
     "cuda_toolkit_distro": 577,
     "dcgm_exporter": 197,
     "gpu_validate": 325,
+    "ipmi_exporter": 240,  # estimate (three nodes, three simulated BMCs), until a timing table has it
     "monitoring": 184,
     "nvidia_container_toolkit": 261,
     "nvidia_driver": 893,

@@ -21,10 +21,7 @@ __metaclass__ = type
 import ipaddress
 import re
 
-try:
-    from collections.abc import Mapping
-except ImportError:  # Python 2.7 (a target never imports this controller-side module)
-    from collections import Mapping  # pylint: disable=deprecated-class
+from ansible.module_utils.six.moves.collections_abc import Mapping
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
