@@ -169,6 +169,10 @@ def write_instance_config(path, instances):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_bmc-power"]:
+        # ipmi_sim's chassis_control: `lab.py _bmc-power <bmc> <mc> get|set ...` (bmc_sim.power)
+        return bmc_sim.power(CFG, argv[1] if len(argv) > 1 else "", argv[2:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["engine", "cache", "images", "network", "mirror", "up", "down",
                                             "nodes-up", "nodes-down", "mirror-stop", "status", "mirror-url",

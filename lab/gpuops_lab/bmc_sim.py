@@ -10,12 +10,18 @@ A BMC is given as a JSON object (`lab.py bmc-sim start --spec-file FILE`, a list
      "inlet_c": 24,              # inlet temperature; upper thresholds 42 (non-critical), 47 (critical), 55
      "fan_rpm": 8000,            # fan speed (steps of 100); lower thresholds 2000 (non-critical), 1000 (critical)
      "psu": ["ok", "ok"],        # each power supply: ok (present) or failed (present, failure detected)
-     "sel": ["memory_correctable", "memory_uncorrectable"]}   # SEL entries logged at start (SEL_EVENTS)
+     "sel": ["memory_correctable", "memory_uncorrectable"],   # SEL entries logged at start (SEL_EVENTS)
+     "node": "ipmi-node-b"}      # optional: a lab node of this checkout whose power this BMC controls
 
 Files of a BMC live in <state>/bmc-sim/<name>/ (mode 0700; lan.conf, which holds the password,
 0600) and are rendered here: `lan_conf`, `sdrs` (compiled by OpenIPMI's sdrcomp into the SDR
 repository ipmi_sim loads, `persist_sdr`), `emu` (the emulator commands: sensors, values, SEL).
 Each start begins with an empty persistence directory, so the SEL holds exactly the entries asked for.
+
+Chassis power (a BMC with "node"): lan.conf's `chassis_control` runs `lab.py _bmc-power <bmc>` (`power`),
+which answers `get power` from the node container's state and turns `set power 0|1` and `set reset 1`
+into `docker kill` / `docker start` / both, for a container that is this checkout's lab node only;
+each request is one line of <bmc dir>/power.log.
 
 Bounded: at most MAX_BMCS per checkout, each process runs under `timeout` (ttl seconds, at most
 MAX_TTL) so one that is never stopped still ends. `stop` signals only a pid of our pid file whose
@@ -30,9 +36,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 
-from .common import LabError, gateway, log, run
+from .common import LabError, checkout, gateway, log, run
 from .services import proc_cmdline, terminate
 
 MAX_BMCS = 8
@@ -129,9 +136,21 @@ def _quoted(value):
     return '"%s"' % value
 
 
-def lan_conf(bmc):
-    """ipmi_lan(5): one LAN channel on the BMC's address, RMCP+ (and 1.5 MD5), one admin user."""
-    return "".join(line + "\n" for line in (
+def chassis_line(bmc, python, lab_py):
+    """lan.conf's chassis_control for a BMC that controls a lab node's power (else None)."""
+    if not bmc.get("node"):
+        return None
+    for path in (python, lab_py):
+        if not re.fullmatch(r'/[A-Za-z0-9_./+-]+', path):
+            raise LabError("bmc-sim: %r cannot stand in lan.conf's chassis_control (letters, digits, _ . / + - only)"
+                           % (path,))
+    return '  chassis_control "%s %s _bmc-power %s"' % (python, lab_py, bmc["name"])
+
+
+def lan_conf(bmc, chassis=None):
+    """ipmi_lan(5): one LAN channel on the BMC's address, RMCP+ (and 1.5 MD5), one admin user; ``chassis``
+    the chassis_control line (chassis_line) where the BMC controls a node's power."""
+    return "".join(line + "\n" for line in [
         "# lab BMC simulator %s (lab/gpuops_lab/bmc_sim.py); holds a password: mode 0600" % bmc["name"],
         "name %s" % _quoted(bmc["name"]),
         "set_working_mc 0x20",
@@ -145,7 +164,7 @@ def lan_conf(bmc):
         "    guid %s" % (bmc["name"].encode().hex() + "0" * 32)[:32],
         "  endlan",
         "  user 2 true %s %s admin 10 md5" % (_quoted(bmc["user"]), _quoted(bmc["password"])),
-    ))
+    ] + ([chassis] if chassis else []))
 
 
 def _sdr(kind, number, entity, sensor_type, reading, name, extra=()):
@@ -273,7 +292,8 @@ def start(cfg, bmcs, ttl=DEFAULT_TTL):
         state = os.path.join(folder, "state", "ipmi_sim", bmc["name"])
         os.makedirs(state, mode=0o700)
         os.chmod(folder, 0o700)
-        for filename, text in (("lan.conf", lan_conf(bmc)), ("sim.sdrs", sdrs(bmc)), ("sim.emu", emu(bmc)),
+        chassis = chassis_line(bmc, sys.executable, cfg.lab_py)
+        for filename, text in (("lan.conf", lan_conf(bmc, chassis)), ("sim.sdrs", sdrs(bmc)), ("sim.emu", emu(bmc)),
                                ("bmc.json", json.dumps(dict(bmc, password=None, iface=iface)))):
             fd = os.open(os.path.join(folder, filename), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
@@ -341,3 +361,50 @@ def status(cfg):
         except (OSError, ValueError, KeyError):
             where = "?"
         print("bmc-sim %s %s: %s" % (name, where, "running (pid %d)" % pid if pid else "stopped"))
+
+
+# ---- chassis power (lan.conf's chassis_control) ---------------------------------------------------------
+
+def power(cfg, name, args):
+    """ipmi_sim's chassis control for BMC ``name``: ``<mc> get power|boot ...`` prints ``power:1`` (the node
+    runs) or ``power:0``; ``<mc> set power 0|1``, ``set reset 1``, ``set boot X`` act on the node container.
+    Returns the exit code; an error is printed on stdout (ipmi_sim captures it)."""
+    from .nodes import container_state  # pylint: disable=import-outside-toplevel
+    folder = os.path.join(root_dir(cfg), name) if NAME_RE.fullmatch(name or "") else None
+    try:
+        with open(os.path.join(folder, "bmc.json")) as fh:
+            node = json.load(fh)["node"]
+    except (TypeError, OSError, ValueError, KeyError):
+        print("no simulated BMC %r of this checkout" % (name,))
+        return 1
+    state = container_state(node) if node else None
+    if state is None or state[1] is None or state[2] != checkout(cfg):
+        print("%r is not a lab node of this checkout" % (node,))
+        return 1
+    if len(args) < 2 or args[1] not in ("get", "set", "check"):
+        print("usage: <mc> get PARM... | set PARM VALUE...")
+        return 1
+    with open(os.path.join(folder, "power.log"), "a") as fh:
+        fh.write("%s %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), " ".join(args[1:])))
+    if args[1] == "check":
+        return 1
+    if args[1] == "get":
+        answers = {"power": "1" if state[0] else "0", "boot": "default"}
+        if any(parm not in answers for parm in args[2:]):
+            print("Invalid parameter: %s" % " ".join(args[2:]))
+            return 1
+        print("\n".join("%s:%s" % (parm, answers[parm]) for parm in args[2:]))
+        return 0
+    pairs = args[2:]
+    if len(pairs) % 2:
+        print("No value present for parameter %s" % pairs[-1])
+        return 1
+    for parm, value in zip(pairs[::2], pairs[1::2]):
+        steps = {("power", "0"): [["kill"]], ("power", "1"): [["start"]],
+                 ("reset", "1"): [["kill"], ["start"]]}.get((parm, value), [] if parm in ("boot", "identify") else None)
+        if steps is None:
+            print("Invalid parameter: %s %s" % (parm, value))
+            return 1
+        for step in steps:
+            run(["docker"] + step + [node], check=False, capture=True)
+    return 0

@@ -123,3 +123,60 @@ def test_only_our_own_simulator_is_ours():
     assert not bmc_sim.is_our_sim(CFG, ["/usr/bin/ipmi_sim", "-c", conf], "bmc-a")
     assert not bmc_sim.is_our_sim(CFG, ["timeout", "600", "/usr/bin/ipmi_sim", "-c", "/other/lan.conf"], "bmc-a")
     assert not bmc_sim.is_our_sim(CFG, None, "bmc-a")
+
+
+def test_chassis_control_only_for_a_bmc_with_a_node():
+    assert bmc_sim.chassis_line(spec(), "/usr/bin/python3", "/repo/lab/lab.py") is None
+    line = bmc_sim.chassis_line(spec(node="ipmi-node-b"), "/usr/bin/python3", "/repo/lab/lab.py")
+    assert line == '  chassis_control "/usr/bin/python3 /repo/lab/lab.py _bmc-power bmc-a"'
+    assert bmc_sim.lan_conf(spec(node="ipmi-node-b"), line).splitlines()[-1] == line
+    with pytest.raises(common.LabError, match="chassis_control"):
+        bmc_sim.chassis_line(spec(node="n"), "/usr/bin/python3", "/my repo/lab.py")
+
+
+@pytest.fixture
+def powered(tmp_path, monkeypatch):
+    """A simulated BMC of node ipmi-node-b in a state directory; docker's answers and calls are stand-ins."""
+    cfg = common.settings_from_env("/repo/lab/lab.py", {"GPUOPS_LAB_STATE": str(tmp_path)})
+    folder = tmp_path / "bmc-sim" / "bmc-b"
+    folder.mkdir(parents=True)
+    (folder / "bmc.json").write_text('{"node": "ipmi-node-b"}')
+    calls, state = [], {"ipmi-node-b": (True, "molecule", common.checkout(cfg))}
+    monkeypatch.setattr(bmc_sim, "run", lambda argv, **kw: calls.append(argv))
+    from gpuops_lab import nodes  # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(nodes, "container_state", state.get)
+    return cfg, calls, state, folder
+
+
+def test_power_get_answers_from_the_container(powered, capsys):
+    cfg, calls, state, folder = powered
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "get", "power"]) == 0
+    assert capsys.readouterr().out == "power:1\n"
+    state["ipmi-node-b"] = (False, "molecule", common.checkout(cfg))
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "get", "power", "boot"]) == 0
+    assert capsys.readouterr().out == "power:0\nboot:default\n"
+    assert calls == []
+    assert [line.split(" ", 1)[1] for line in (folder / "power.log").read_text().splitlines()] == [
+        "get power", "get power boot"]
+
+
+def test_power_set_stops_and_starts_the_node(powered):
+    cfg, calls, _state, _folder = powered
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "set", "power", "0"]) == 0
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "set", "power", "1", "boot", "default"]) == 0
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "set", "reset", "1"]) == 0
+    assert calls == [["docker", "kill", "ipmi-node-b"], ["docker", "start", "ipmi-node-b"],
+                     ["docker", "kill", "ipmi-node-b"], ["docker", "start", "ipmi-node-b"]]
+
+
+def test_power_refuses_what_is_not_ours(powered, capsys):
+    cfg, calls, state, _folder = powered
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "set", "power", "7"]) == 1
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "set", "power"]) == 1
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "get", "voltage"]) == 1
+    assert bmc_sim.power(cfg, "no-such", ["0x20", "get", "power"]) == 1
+    assert bmc_sim.power(cfg, "../x", ["0x20", "get", "power"]) == 1
+    state["ipmi-node-b"] = (True, "molecule", "/another/checkout")
+    assert bmc_sim.power(cfg, "bmc-b", ["0x20", "set", "power", "0"]) == 1
+    assert "not a lab node of this checkout" in capsys.readouterr().out
+    assert calls == []
