@@ -8,20 +8,22 @@ import os
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import run_state
 
 SECRETS = {"ipmi": "Ipmi.pw-4711", "bmc": "Bmc.pw-0815", "scrape": "Scrape.pw-1234"}
-PLAY = """- hosts: localhost
+PLAY = """- name: Plan a host whose inputs hold passwords, record it, keep what the plan returned
+  hosts: localhost
   gather_facts: false
   tasks:
-    - gpuops.dlserver.host_plan:
-        probe: {ansible_facts: {gpuops_gpu: "{{ facts }}"}}
-        in_container: true
-      register: result
-    - gpuops.dlserver.__private.status_file:
+    - name: Plan
+      gpuops.dlserver.host_plan: {in_container: true, probe: {ansible_facts: {gpuops_gpu: "{{ facts }}"}}}
+      register: planned
+    - name: Record
+      gpuops.dlserver.__private.status_file:
         path: "{{ out | dirname }}/status/ipmi_exporter.json"
         status: {run: true, reason: "remote mode", modules: [default]}
-        plan: "{{ result.plan }}"
-    - ansible.builtin.copy:
+        plan: "{{ planned.plan }}"
+    - name: Keep
+      ansible.builtin.copy:
         dest: "{{ out }}"
-        content: "{{ {'plan': result.plan, 'made_from': result.made_from} | to_json }}"
+        content: "{{ {'plan': planned.plan, 'made_from': planned.made_from} | to_json }}"
 """
 
 
