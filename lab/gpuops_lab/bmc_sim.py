@@ -144,7 +144,9 @@ def chassis_line(bmc, python, lab_py):
         if not re.fullmatch(r'/[A-Za-z0-9_./+-]+', path):
             raise LabError("bmc-sim: %r cannot stand in lan.conf's chassis_control (letters, digits, _ . / + - only)"
                            % (path,))
-    return '  chassis_control "%s %s _bmc-power %s"' % (python, lab_py, bmc["name"])
+    # ipmi_sim appends the request (get PARM... / set PARM VALUE...) to this command; the MC address is
+    # the command's own first argument (OpenIPMI's ipmi_sim_chassiscontrol example takes it the same way)
+    return '  chassis_control "%s %s _bmc-power %s 0x20"' % (python, lab_py, bmc["name"])
 
 
 def lan_conf(bmc, chassis=None):

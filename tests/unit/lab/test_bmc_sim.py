@@ -128,7 +128,7 @@ def test_only_our_own_simulator_is_ours():
 def test_chassis_control_only_for_a_bmc_with_a_node():
     assert bmc_sim.chassis_line(spec(), "/usr/bin/python3", "/repo/lab/lab.py") is None
     line = bmc_sim.chassis_line(spec(node="ipmi-node-b"), "/usr/bin/python3", "/repo/lab/lab.py")
-    assert line == '  chassis_control "/usr/bin/python3 /repo/lab/lab.py _bmc-power bmc-a"'
+    assert line == '  chassis_control "/usr/bin/python3 /repo/lab/lab.py _bmc-power bmc-a 0x20"'
     assert bmc_sim.lan_conf(spec(node="ipmi-node-b"), line).splitlines()[-1] == line
     with pytest.raises(common.LabError, match="chassis_control"):
         bmc_sim.chassis_line(spec(node="n"), "/usr/bin/python3", "/my repo/lab.py")
