@@ -38,7 +38,7 @@ SECONDS = {
     "cuda_toolkit_distro": 577,
     "dcgm_exporter": 197,
     "gpu_validate": 325,
-    "ipmi_exporter": 240,  # estimate (three nodes, three simulated BMCs), until a timing table has it
+    "ipmi_exporter": 310,  # one run of 2026-12-07 (make molecule-one), until a timing table has it
     "monitoring": 184,
     "nvidia_container_toolkit": 261,
     "nvidia_driver": 893,
