@@ -16,7 +16,8 @@ A BMC is given as a JSON object (`lab.py bmc-sim start --spec-file FILE`, a list
 Files of a BMC live in <state>/bmc-sim/<name>/ (mode 0700; lan.conf, which holds the password,
 0600) and are rendered here: `lan_conf`, `sdrs` (compiled by OpenIPMI's sdrcomp into the SDR
 repository ipmi_sim loads, `persist_sdr`), `emu` (the emulator commands: sensors, values, SEL).
-Each start begins with an empty persistence directory, so the SEL holds exactly the entries asked for.
+Each start begins with an empty persistence directory, so the SEL holds exactly the entries asked for
+(ipmi_sim 2.0.33 stamps them itself: FreeIPMI shows their date and time as PostInit).
 
 Chassis power (a BMC with "node"): lan.conf's `chassis_control` runs `lab.py _bmc-power <bmc>` (`power`),
 which answers `get power` from the node container's state and turns `set power 0|1` and `set reset 1`
