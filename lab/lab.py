@@ -20,6 +20,10 @@ nodes with it (molecule/_shared/create.yml, destroy.yml).
     lab.py mirror-stop     stop this checkout's mirror and package cache
     lab.py status          what runs
     lab.py molecule-lock PATH   check (or create) the machine-wide molecule lock file
+    lab.py bmc-sim start --spec-file F [--ttl S]   simulated BMCs (OpenIPMI's ipmi_sim) on the lab
+                           network, one per BMC of F (lab/gpuops_lab/bmc_sim.py says what F holds)
+    lab.py bmc-sim stop [--names A,B]   stop this checkout's simulators (all, or the named ones)
+    lab.py bmc-sim status  what simulators run
 
 Nothing is pulled from a registry and no container is privileged: nodes get SYS_ADMIN,
 the host cgroup namespace and /sys/fs/cgroup mounted read-write, which runs systemd.
@@ -50,7 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # The lab's API (bench/fleet_bench.py, tests/unit/lab): names of the package, re-exported here.
 # pylint: disable=wrong-import-position,unused-import
-from gpuops_lab import aptcache, common, engine, images, mirror, network, nodes  # noqa: E402
+from gpuops_lab import aptcache, bmc_sim, common, engine, images, mirror, network, nodes  # noqa: E402
 from gpuops_lab.common import LABEL, CHECKOUT_LABEL, NODE_KINDS, LabError, docker_answers, log, run  # noqa: E402,F401
 from gpuops_lab.engine import ensure_packages, need_root  # noqa: E402,F401
 from gpuops_lab.images import (  # noqa: E402,F401
@@ -165,16 +169,22 @@ def write_instance_config(path, instances):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_bmc-power"]:
+        # ipmi_sim's chassis_control: `lab.py _bmc-power <bmc> <mc> get|set ...` (bmc_sim.power)
+        return bmc_sim.power(CFG, argv[1] if len(argv) > 1 else "", argv[2:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["engine", "cache", "images", "network", "mirror", "up", "down",
                                             "nodes-up", "nodes-down", "mirror-stop", "status", "mirror-url",
-                                            "molecule-lock", "_serve-mirror", "_serve-apt-cache"])
-    parser.add_argument("path", nargs="?", help="molecule-lock: the lock file")
+                                            "molecule-lock", "bmc-sim", "_serve-mirror", "_serve-apt-cache"])
+    parser.add_argument("path", nargs="?", help="molecule-lock: the lock file; bmc-sim: start, stop or status")
     parser.add_argument("--force", action="store_true", help="rebuild images even when current")
     parser.add_argument("--spec", help="nodes-up: JSON list of {name, debian, fixture}")
     parser.add_argument("--kind", choices=NODE_KINDS, default="molecule", help="nodes-up/nodes-down: label value")
     parser.add_argument("--instance-config", help="nodes-up: write molecule's instance config here")
-    parser.add_argument("--names", help="nodes-down: comma-separated container names")
+    parser.add_argument("--names", help="nodes-down, bmc-sim stop: comma-separated names")
+    parser.add_argument("--spec-file", help="bmc-sim start: JSON list of BMCs")
+    parser.add_argument("--ttl", type=int, default=bmc_sim.DEFAULT_TTL, help="bmc-sim start: seconds a simulator runs")
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     parser.add_argument("--bind", help=argparse.SUPPRESS)
     parser.add_argument("--allow", help=argparse.SUPPRESS)
@@ -188,6 +198,8 @@ def main(argv=None):
             if not args.path:
                 raise LabError("molecule-lock: say which file")
             check_lock_file(args.path)
+        elif args.command == "bmc-sim":
+            bmc_command(args)
         elif args.command == "mirror-url":
             print(mirror_url())
         elif args.command == "status":
@@ -209,6 +221,24 @@ def main(argv=None):
         print("lab: error: %s" % exc, file=sys.stderr)
         return 2
     return 0
+
+
+def bmc_command(args):
+    """bmc-sim start|stop|status (the spec is read from a file: it holds passwords)."""
+    if args.path == "start":
+        if not args.spec_file:
+            raise LabError("bmc-sim start: say --spec-file")
+        with open(args.spec_file) as fh:
+            bmcs = bmc_sim.specs_from(CFG, fh.read())
+        ensure_engine()
+        ensure_network()
+        bmc_sim.start(CFG, bmcs, ttl=args.ttl)
+    elif args.path == "stop":
+        bmc_sim.stop(CFG, [n for n in (args.names or "").split(",") if n] or None)
+    elif args.path == "status":
+        bmc_sim.status(CFG)
+    else:
+        raise LabError("bmc-sim: say start, stop or status, not %r" % (args.path,))
 
 
 def up(args):

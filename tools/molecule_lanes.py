@@ -40,6 +40,7 @@ SECONDS = {
     "cuda_toolkit_distro": 577,
     "dcgm_exporter": 197,
     "gpu_validate": 265,
+    "ipmi_exporter": 215,  # 149 s alone on a quiet machine (2026-12-07), scaled by the lanes' 1.44 as above
     "monitoring": 184,
     "nvidia_container_toolkit": 261,
     "nvidia_driver": 893,

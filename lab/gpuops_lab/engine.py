@@ -1,4 +1,5 @@
-"""A Docker engine for the lab: Debian's docker.io and debootstrap, and a running dockerd."""
+"""A Docker engine for the lab: Debian's docker.io and debootstrap (and openipmi for the simulated BMCs), and a
+running dockerd."""
 
 import os
 import shutil
@@ -23,6 +24,8 @@ def ensure_packages():
         missing.append("openssh-client")
     if not shutil.which("gpg"):
         missing.append("gnupg")  # signs the repository doubles (tests/doubles/)
+    if not shutil.which("ipmi_sim") or not shutil.which("sdrcomp"):
+        missing.append("openipmi")  # the simulated BMCs (lab.py bmc-sim)
     if not missing:
         return
     need_root("installing " + ", ".join(missing))

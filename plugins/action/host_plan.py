@@ -23,7 +23,8 @@ from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.plain import plain
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import (computed_extra_vars, made_from,
-                                                                                     plan_current, probe_of, run_id)
+                                                                                     plan_current, probe_of, run_id,
+                                                                                     secret_names)
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.unknown_vars import unknown_variables, verdict
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import format_plan_errors
@@ -112,7 +113,7 @@ class ActionModule(ActionBase):
             return result
         # a variable with a role's prefix that the role does not declare (a typo): named first
         unknown = unknown_variable_report(task_vars, templar)
-        inputs, problems, bmc, registry = {}, list(unknown['problems']), {}, {}
+        inputs, problems, bmc, registry, secrets = {}, list(unknown['problems']), {}, {}, {}
         if unknown['warnings']:
             result['warnings'] = unknown['warnings']
         try:
@@ -151,6 +152,7 @@ class ActionModule(ActionBase):
                     bmc = converted  # what the plan publishes of the host's BMC (bmc.address)
                 if entry_point == 'main':
                     inputs[role] = converted
+                    secrets[role] = secret_names(options, '%s_' % role)
                     # what this run's probe could not check (a GPU clock without a known maximum)
                     notices.extend(input_checks.notices(role, converted, context))
                 # the registry of input checks, the same as the role's preflight runs (core/input_checks.py)
@@ -211,6 +213,6 @@ class ActionModule(ActionBase):
             return result
         # common's plan.yml sets gpuops_plan and __common_plan_made_from from this result (run-only
         # host variables: never in a fact cache)
-        result.update(changed=False, plan=plan, made_from=made_from(this_run, probe, inputs), computed=True,
+        result.update(changed=False, plan=plan, made_from=made_from(this_run, probe, inputs, secrets), computed=True,
                       settings=settings)
         return result

@@ -184,6 +184,31 @@ options:
   data_images_per_gpu:
     description: Images/s one GPU consumes; 0 - NVIDIA's published one-GPU ResNet-50 training figure of the model.
     type: int
+  bmc_address:
+    description:
+      - The node's BMC (IPv4, IPv6 or DNS name). With O(bmc_user) and O(bmc_password), the C(sel) group reads the
+        SEL over the LAN (RMCP+, FreeIPMI's C(ipmi-sel) with driver C(LAN_2_0)) where the node has no in-band BMC
+        device; the credentials go into a FreeIPMI configuration file of mode 0600 that exists only while
+        C(ipmi-sel) runs, never onto a command line (C(plugins/module_utils/bmc/sel_lan.py)).
+    type: str
+    default: ""
+  bmc_user:
+    description: The BMC user that reads the SEL over the LAN (user privilege is enough).
+    type: str
+    default: ""
+  bmc_password:
+    description: Its password; never shown, never on a command line.
+    type: str
+    default: ""
+  bmc_port:
+    description: The BMC's RMCP+ UDP port.
+    type: int
+    default: 623
+  bmc_workaround_flags:
+    description: FreeIPMI workaround flags for the LAN read (lower-case words, e.g. C(opensesspriv)).
+    type: list
+    elements: str
+    default: []
   input_names:
     description: How error messages name O(thresholds), O(thresholds_by_model) and O(balance_thresholds) (a role passes its variable names).
     type: dict
@@ -250,6 +275,11 @@ def main():
         data_sample_mib=dict(type='int'),
         data_seconds=dict(type='int'),
         data_images_per_gpu=dict(type='int'),
+        bmc_address=dict(type='str', default=''),
+        bmc_user=dict(type='str', default=''),
+        bmc_password=dict(type='str', default='', no_log=True),
+        bmc_port=dict(type='int', default=623),
+        bmc_workaround_flags=dict(type='list', elements='str', default=[]),
     ), supports_check_mode=True)
     changed, record = node.validate(module)
     module.exit_json(changed=changed, validation=record)

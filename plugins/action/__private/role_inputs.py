@@ -19,7 +19,7 @@ from ansible.vars.clean import namespace_facts
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core import input_checks, value_posture
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.platforms import in_container, missing_facts, platform_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.role_inputs import InputError, convert_inputs, to_bool
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import plan_current, probe_of, run_id
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.run_state import plan_current, probe_of, run_id, secret_names
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages.mirror_urls import apply_mirror
 from ansible_collections.gpuops.dlserver.plugins.module_utils.packages import url_trust
 
@@ -230,7 +230,8 @@ class ActionModule(ActionBase):
             # whether gpuops_plan stands for this role: made in this run, from this run's latest
             # probe and from the inputs this role sees now (module_utils/core/run_state.py)
             current, why = plan_current(task_vars.get('__common_plan_made_from'), run_id(),
-                                        probe_of(task_vars.get('__common_probe')), role.lstrip('_'), converted)
+                                        probe_of(task_vars.get('__common_probe')), role.lstrip('_'), converted,
+                                        secret_names(options, '%s_' % role.lstrip('_')))
             result.update(plan_current=current, plan_reason=why)
         # A secret (no_log: true in the argument spec) is among the values: keep the result out of
         # the output, and say so, for the task that sets the values (common's preflight.yml)

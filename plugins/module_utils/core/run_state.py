@@ -53,16 +53,37 @@ def probe_of(probe_result):
     return facts['gpuops_gpu']
 
 
-def made_from(this_run, probe, inputs):
-    """What a plan computed now is made from: the run, the probe's digest, each role's inputs' digest."""
+SECRET = '<no_log>'
+
+
+def secret_names(options, prefix):
+    """The names, as the converted inputs carry them (without ``prefix``), of the options an argument
+    spec marks ``no_log`` (passwords)."""
+    return sorted((name[len(prefix):] if prefix and name.startswith(prefix) else name)
+                  for name, spec in (options or {}).items() if isinstance(spec, dict) and spec.get('no_log'))
+
+
+def inputs_digest(values, secrets=()):
+    """The digest of a role's typed inputs with every no_log value left out (its name kept): no password
+    reaches a digest, a record or a status file, not even hashed. No plan decision reads a password
+    (plan/host_plan.py publishes none), so a changed password needs no new plan."""
+    values = values if isinstance(values, dict) else {}
+    return digest(dict((name, SECRET if name in secrets else value) for name, value in values.items()))
+
+
+def made_from(this_run, probe, inputs, secrets=None):
+    """What a plan computed now is made from: the run, the probe's digest, each role's inputs' digest
+    (``secrets``: role -> its no_log option names, whose values are left out)."""
+    secrets = secrets or {}
     return {'run': this_run, 'probe': digest(probe),
-            'inputs': dict((role, digest(values)) for role, values in sorted(inputs.items()))}
+            'inputs': dict((role, inputs_digest(values, secrets.get(role, ()))) for role, values in sorted(inputs.items()))}
 
 
-def plan_current(record, this_run, probe, role=None, inputs=None):
+def plan_current(record, this_run, probe, role=None, inputs=None, secrets=()):
     """(current, reason): whether the plan made from ``record`` (``__common_plan_made_from``)
     stands for this run: made in this run, from this ``probe`` (the GPU facts of this run's
-    probe) and, where ``role`` is given, from the same typed ``inputs`` of that role."""
+    probe) and, where ``role`` is given, from the same typed ``inputs`` of that role (its no_log
+    options ``secrets`` left out, as made_from leaves them out)."""
     if not isinstance(record, dict):
         return False, 'no plan was made in this run'
     if record.get('run') != this_run:
@@ -71,7 +92,7 @@ def plan_current(record, this_run, probe, role=None, inputs=None):
         return False, 'the plan was made from another probe than the latest of this run'
     if role is not None:
         have = (record.get('inputs') or {}).get(role)
-        if have != digest(inputs):
+        if have != inputs_digest(inputs, secrets):
             return False, 'the plan was made from other inputs of %s than this role sees' % role
     return True, 'made in this run from its latest probe and these inputs'
 

@@ -184,6 +184,8 @@ NOT_THIS_CLASS = {
                                     'ipmi_exporter_modules (monitoring/ipmi_exporter.py)',
     'gpuops_bmc_user': 'a BMC user name; IPMI\'s character set and length (bmc/credentials.py user_problem)',
     'gpuops_bmc_password': 'a BMC password, never shown; IPMI\'s length (bmc/credentials.py password_problem)',
+    'gpu_validate_sel_workaround_flags': 'FreeIPMI workaround flags of the SEL read over the LAN; each a full match '
+                                         '(bmc/sel_lan.py FLAG_RE) by validate/inputs.py and again by the module',
     'volcano_scheduler_tiers': 'plugins listed twice are refused by volcano_scheduling.py (its own check, per tier '
                                'and across tiers)',
     'dcgm_exporter_image_registry': 'a registry (url_trust.py); the version is in dcgm_exporter_image_tag',

@@ -21,6 +21,8 @@ __metaclass__ = type
 import ipaddress
 import re
 
+from ansible.module_utils.six.moves.collections_abc import Mapping
+
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
 
@@ -116,7 +118,8 @@ def ipmi_exporter_address(name, hostvars):
     """``(address, serves)`` of the ipmi_exporter that scrapes the BMCs: host ``name``'s scrape address and
     the port of its ``ipmi_exporter_listen_address``, and the modules it serves, all from its plan of this
     run. ValueError naming prometheus_ipmi_exporter_host where the host has no plan or serves no BMC."""
-    plan = hostvars.get('gpuops_plan') if isinstance(hostvars, dict) else None
+    # hostvars[host] is Ansible's HostVarsVars in a play: a Mapping, not a dict
+    plan = hostvars.get('gpuops_plan') if isinstance(hostvars, Mapping) else None
     bmc = (plan or {}).get('bmc') if isinstance(plan, dict) else None
     if not isinstance(bmc, dict) or not bmc.get('serves'):
         raise ValueError('prometheus_ipmi_exporter_host: host %s %s; set ipmi_exporter_remote: true and '
@@ -132,7 +135,8 @@ def ipmi_exporter_address(name, hostvars):
 def bmc_target(name, hostvars, exporter):
     """``{scrape, reason, target, module}`` of host ``name``'s BMC (its plan's ``bmc``: ``bmc_address``,
     ``ipmi_exporter_module``); ``exporter``: ipmi_exporter_address()'s answer, or None (no BMC job)."""
-    plan = hostvars.get('gpuops_plan') if isinstance(hostvars, dict) else None
+    # hostvars[host] is Ansible's HostVarsVars in a play: a Mapping, not a dict
+    plan = hostvars.get('gpuops_plan') if isinstance(hostvars, Mapping) else None
     bmc = plan.get('bmc') if isinstance(plan, dict) and isinstance(plan.get('bmc'), dict) else {}
     if exporter is None:
         return {'scrape': False, 'reason': 'prometheus_ipmi_exporter_host is empty: no BMC is scraped',

@@ -20,6 +20,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import sel_lan
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import SYSTEM_DIRS, owned_path_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import balance, perf
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate.report import ADDRESS_RE
@@ -105,6 +106,11 @@ def input_problems(inputs):
     if 'cross_node' in (inputs.get('checks') or []) and not group:
         problems.append('%speer_group must name the inventory group of the cross-node tests when '
                         '%schecks has cross_node' % (PREFIX, PREFIX))
+    flags = inputs.get('sel_workaround_flags')
+    if flags not in (None, []) and not (isinstance(flags, list) and all(isinstance(f, str) and sel_lan.FLAG_RE.fullmatch(f)
+                                                                        for f in flags)):
+        problems.append('%ssel_workaround_flags: %r must be FreeIPMI workaround flags (lower-case letters and digits, '
+                        'e.g. opensesspriv)' % (PREFIX, flags))
     for model in inputs.get('thresholds_by_model') or {}:
         if not (isinstance(model, str) and _MODEL_RE.fullmatch(model)):
             problems.append('%sthresholds_by_model: %r is not a PCI device id or model name' % (PREFIX, model))

@@ -18,6 +18,7 @@ import os
 import time
 
 from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import sel as bmc_sel
+from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import sel_lan
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import balance as balance_checks
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import data_path, data_run, dcgm_diag, ib_perf
 from ansible_collections.gpuops.dlserver.plugins.module_utils.validate import health as health_checks
@@ -197,14 +198,32 @@ def _ib(p, facts, merged):
                             merged['default']['network'])]
 
 
+def _lan(params):
+    return dict((key, params.get('bmc_' + key)) for key in ('address', 'user', 'password', 'port', 'workaround_flags'))
+
+
+def _lan_problems(params):
+    """The BMC inputs of the SEL's LAN read, where it is asked for (an address, a user and a password)."""
+    lan = _lan(params)
+    return sel_lan.problems(lan) if 'sel' in (params.get('groups') or []) and sel_lan.wanted(lan) else []
+
+
 def _sel(module, old_record):
-    """The BMC's SEL through the in-band BMC: (checks, the SEL position to record or None)."""
+    """The BMC's SEL through the in-band BMC, else over the LAN where the BMC's address and credentials
+    are given (bmc/sel_lan.py): (checks, the SEL position to record or None)."""
     devices = [d for d in bmc_sel.BMC_DEVICES if os.path.exists(d)]
     tools = dict((name, module.get_bin_path(name)) for name in ('ipmi-sel', 'ipmitool'))
-    tool, why = bmc_sel.can_read(devices, tools)
+    lan = _lan(module.params)
+    if not devices and sel_lan.wanted(lan):
+        tool, why = sel_lan.can_read(lan, tools['ipmi-sel'])
+    else:
+        tool, why = bmc_sel.can_read(devices, tools)
     if tool is None:
         return [health_checks.check('sel', 'skip', 'unknown', None, why, 'bmc')], None
-    rc, out, err = _run(bmc_sel.argv(tool, tools[tool]), 120)
+    if not devices:
+        rc, out, err = sel_lan.read(_run, tools[tool], lan)
+    else:
+        rc, out, err = _run(bmc_sel.argv(tool, tools[tool]), 120)
     if rc != 0:
         return bmc_sel.unreadable(tool, rc, err or out), None
     parsed = bmc_sel.parse(out)
@@ -241,7 +260,7 @@ def validate(module):
         merged = perf.validate_thresholds(p['thresholds'], p['thresholds_by_model'],
                                           (names['thresholds'], names['thresholds_by_model']))
         balance_checks.validate_thresholds(p['balance_thresholds'], names['balance_thresholds'])
-        problems = validate_inputs.module_problems(p)
+        problems = validate_inputs.module_problems(p) + _lan_problems(p)
         if problems:
             raise ValueError('; '.join(problems))
     except ValueError as exc:

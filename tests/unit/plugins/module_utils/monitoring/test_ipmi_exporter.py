@@ -3,6 +3,8 @@ data/ipmi_exporter_cases.yml, and the BMC targets of the prometheus role."""
 import copy
 import os
 
+from collections.abc import Mapping
+
 import pytest
 import yaml
 
@@ -102,6 +104,30 @@ def test_bmc_targets_from_the_plans():
                       "ipmi_exporter": target}])
     assert sd["ipmi_exporter"] == [{"targets": ["10.0.1.7"], "labels": {
         "node": "gpu7", "__param_module": "hgx", "__exporter_address": "10.0.0.9:9291"}}]
+
+
+class _HostVarsVars(Mapping):
+    """What a play hands the filter for hostvars[host]: a Mapping that is no dict (Ansible's HostVarsVars)."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+
+def test_hostvars_of_a_play_are_read_as_the_mapping_they_are():
+    # the lab scenario ipmi_exporter found it: a dict check read every plan as missing
+    exporter = pc.ipmi_exporter_address("mon", _HostVarsVars(_plan(published_bmc({}, {"remote": True, "modules": {"default": {}}}))))
+    assert exporter == ("10.0.0.9:9290", ["default"])
+    node = _HostVarsVars(_plan(published_bmc({"bmc_address": "10.0.1.7"}, {})))
+    assert pc.bmc_target("gpu7", node, exporter)["target"] == "10.0.1.7"
 
 
 def test_bmc_target_refusals_name_the_variable():
