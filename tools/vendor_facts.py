@@ -721,7 +721,7 @@ NOT_VENDOR = dict(
          '1 MiB sequential, 128 KiB random - about one JPEG of ImageNet), no vendor fact'),
         ('validate/report_html.py', ('ORDER', 'COLOURS'), _OWN),
         ('bmc/recovery.py', ('TIMED_OUT',), _WORDS), ('bmc/sel.py', ('ADVICE',), _POLICY),
-        ('bmc/sel.py', ('CATEGORY',), _OWN), ('bmc/sel.py', ('BMC_DEVICES',), _PATHS),
+        ('bmc/sel.py', ('CATEGORY',), _OWN), ('bmc/devices.py', ('BMC_DEVICES',), _PATHS),
         ('core/value_kinds.py', ('NOTICES',), _OWN), ('core/value_numbers.py', ('_CLOCK_WHAT',), _OWN),
         ('packages/mirror_inputs.py', ('ARTIFACT_URL', 'CLASS_OF_KIND', 'KINDS', 'PLAYBOOK_VARIABLES', 'VARIABLES'),
          _OWN),

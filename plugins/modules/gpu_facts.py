@@ -281,6 +281,14 @@ ansible_facts:
           type: dict
           returned: when O(packages=auto) (empty when the package state could not be read)
           sample: {"nvidia_container_toolkit": {"version": "1.19.1-1", "origin": "toolkit_repo", "marker": true}}
+        bmc:
+          description:
+            - C(inband_device), the host's in-band BMC device (the first of C(/dev/ipmi0), C(/dev/ipmi/0),
+              C(/dev/ipmidev/0) that exists; null where none does). The plan decides from it whether
+              ipmi_exporter reads the host's BMC in-band (C(gpuops_plan.bmc.local)).
+          type: dict
+          returned: always
+          sample: {"inband_device": "/dev/ipmi0"}
         capabilities:
           description: C(fabric_manager_required), C(open_kernel_modules_supported), C(mig_capable), C(dcgm_profiling_supported).
           type: dict

@@ -20,12 +20,12 @@ description:
 - Every decision of the C(gpuops.dlserver.ipmi_exporter) role
   (C(plugins/module_utils/monitoring/ipmi_exporter.py)) - the listen address, each module (credential set) with
   its user and password (C(plugins/module_utils/bmc/credentials.py)), driver, privilege, collectors, timeout and
-  workaround flags, the in-band mode (C(/dev/ipmi0)), the configuration file, the drop-in over the package's unit
+  workaround flags, the in-band mode (the plan's decision), the configuration file, the drop-in over the package's unit
   (sandboxed like node_exporter's) and what verify scrapes.
 - Runs on inputs the registry of input checks (C(plugins/module_utils/core/input_checks.py)) accepted before the
   role's first task. Fails (raises) on a platform without the package, and on inputs that are not the typed
   inputs; the message never contains a password.
-positional: _input, platform, device_present
+positional: _input, platform, bmc
 options:
   _input:
     description: The role's typed variables without prefix (C(__ipmi_exporter)).
@@ -36,9 +36,12 @@ options:
       C(package_binary), C(package_service).
     type: dict
     required: true
-  device_present:
-    description: Whether C(/dev/ipmi0) exists on the host.
-    type: bool
+  bmc:
+    description:
+      - The host plan's C(bmc) (C(gpuops_plan.bmc)) - C(local) and C(local_reason), whether the exporter serves
+        the host's own BMC in-band, decided by the plan from C(ipmi_exporter_local) and the probe's in-band
+        device (C(monitoring/ipmi_exporter.py) C(local_mode)).
+    type: dict
     required: true
 """
 
@@ -55,7 +58,7 @@ EXAMPLES = r"""
       {{ ipmi_exporter_inputs.inputs | gpuops.dlserver.__private.ipmi_exporter_plan(
            {'name': 'Debian 12', 'package': 'prometheus-ipmi-exporter',
             'package_binary': '/usr/bin/prometheus-ipmi-exporter', 'package_service': 'prometheus-ipmi-exporter'},
-           true) }}
+           gpuops_plan.bmc) }}
   no_log: true
 """
 
@@ -73,12 +76,13 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring import ipmi_exporter as _ipmi
 
 
-def ipmi_exporter_plan(inputs, platform, device_present):
-    if not isinstance(inputs, dict) or not isinstance(platform, dict):
-        raise AnsibleFilterError('gpuops.dlserver.__private.ipmi_exporter_plan: the typed inputs and the platform '
-                                 'must be dicts (got %s, %s)' % (type(inputs).__name__, type(platform).__name__))
+def ipmi_exporter_plan(inputs, platform, bmc):
+    if not isinstance(inputs, dict) or not isinstance(platform, dict) or not isinstance(bmc, dict):
+        raise AnsibleFilterError('gpuops.dlserver.__private.ipmi_exporter_plan: the typed inputs, the platform and the '
+                                 'plan\'s bmc must be dicts (got %s, %s, %s)' % (
+                                     type(inputs).__name__, type(platform).__name__, type(bmc).__name__))
     try:
-        return _ipmi.decide(inputs, platform, bool(device_present))
+        return _ipmi.decide(inputs, platform, bmc)
     except ValueError as exc:
         raise AnsibleFilterError(str(exc))
     except (KeyError, TypeError) as exc:

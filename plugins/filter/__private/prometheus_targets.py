@@ -90,7 +90,7 @@ def prometheus_targets(hostvars, hosts, dcgm_group, ipmi_exporter_host=''):
         raise AnsibleFilterError('gpuops.dlserver.__private.prometheus_targets: hostvars must map every host of hosts to its '
                                  'variables (%s: %s)' % (type(exc).__name__, exc))
     return {'hosts': dict((e['name'], {'node_exporter': e['node_exporter'], 'dcgm_exporter': e['dcgm_exporter'],
-                                       'ipmi_exporter': e['ipmi_exporter']})
+                                       'ipmi_inband': e['ipmi_inband'], 'ipmi_exporter': e['ipmi_exporter']})
                           for e in entries),
             'file_sd': _prometheus.file_sd(entries)}
 

@@ -30,10 +30,9 @@ __metaclass__ = type
 
 import re
 
-SPEC = 'IPMI v2.0 rev 1.1, table 42-3 (sensor type codes) and table 42-2 (generic event offsets)'
+from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc.devices import BMC_DEVICES  # noqa: F401 (read here)
 
-# Device nodes of an in-band BMC (the ipmi_devintf driver's names across distributions).
-BMC_DEVICES = ('/dev/ipmi0', '/dev/ipmi/0', '/dev/ipmidev/0')
+SPEC = 'IPMI v2.0 rev 1.1, table 42-3 (sensor type codes) and table 42-2 (generic event offsets)'
 
 TEMPERATURE, FAN, PROCESSOR, POWER_SUPPLY, MEMORY, EVENT_LOGGING, CRITICAL_INTERRUPT = (
     0x01, 0x04, 0x07, 0x08, 0x0C, 0x10, 0x13)

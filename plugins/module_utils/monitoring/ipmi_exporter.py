@@ -192,22 +192,29 @@ def unit_text(platform, inputs, config_file, local):
             + sandbox_lines(devices=[DEVICE] if local else (), writable=[STATE_DIR]))
 
 
-def decide(inputs, platform, device_present):
+def local_mode(setting, device_present):
+    """``(local, reason)``: whether the exporter serves the host's own BMC in-band at ``/metrics``, from
+    ``ipmi_exporter_local`` (``setting``: auto, always, never) and whether the probe found ``/dev/ipmi0``
+    (``device_present``). One decision: the plan publishes it (``bmc.local``, the prometheus role's
+    in-band job) and decide() configures the exporter by it."""
+    if setting in ('always', 'never'):
+        return setting == 'always', 'ipmi_exporter_local: %s' % setting
+    if device_present:
+        return True, '%s exists: in-band metrics at /metrics' % DEVICE
+    return False, 'no %s on this host (no in-band BMC device: the kernel\'s ipmi_si and ipmi_devintf)' % DEVICE
+
+
+def decide(inputs, platform, bmc):
     """Every decision of the role on one host; ValueError (every problem, each naming its variable)
     on bad input. ``platform``: ``{name, package, package_binary, package_service}``;
-    ``device_present``: whether ``/dev/ipmi0`` exists on the host. The inputs were checked by the
+    ``bmc``: the host plan's ``bmc`` (``local`` and ``local_reason``: local_mode() of the probe's
+    in-band device, published by the plan; the prometheus role's in-band job reads the same). The inputs were checked by the
     registry of input checks (core/input_checks.py runs problems() above) before the role's first
     task; what is refused here needs the host: a platform without the package."""
     if not (platform or {}).get('package'):
         raise ValueError('ipmi_exporter: %s has no prometheus-ipmi-exporter package; the role supports Debian 12 and 13'
                          % (platform or {}).get('name', 'this platform'))
-    mode = inputs['local']
-    local = mode == 'always' or (mode == 'auto' and bool(device_present))
-    local_reason = {
-        'always': 'ipmi_exporter_local: always',
-        'never': 'ipmi_exporter_local: never',
-    }.get(mode) or ('%s exists: in-band metrics at /metrics' % DEVICE if device_present
-                    else 'no %s on this host (no in-band BMC device: the kernel\'s ipmi_si and ipmi_devintf)' % DEVICE)
+    local, local_reason = bool((bmc or {}).get('local')), (bmc or {}).get('local_reason') or 'the plan says nothing'
     config_file = '%s/config.yml' % inputs['config_dir']
     conf = config(inputs, local)
     host, port = parse_listen_address(inputs['listen_address'], 'ipmi_exporter_listen_address')

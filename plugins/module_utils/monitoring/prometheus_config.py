@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decisions of the prometheus role: scrape targets from the inventory, and prometheus.yml.
 
-- ``host_targets()``: for one inventory host, its node_exporter and dcgm-exporter targets
-  (address, port, whether and why it is scraped). A host is a dcgm-exporter target when its
+- ``host_targets()``: for one inventory host, its node_exporter, dcgm-exporter and in-band
+  ipmi_exporter targets (address, port, whether and why it is scraped). A host is a dcgm-exporter target when its
   hardware plan runs the dcgm_exporter role, or - when the plan is not known on the Prometheus
   host's run - when it is in the configured GPU group.
 - ``file_sd()``: the file-based service discovery lists of both jobs; every target carries the
@@ -26,9 +26,14 @@ from ansible.module_utils.six.moves.collections_abc import Mapping
 from ansible_collections.gpuops.dlserver.plugins.module_utils.core.systemd import owned_path_error
 from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.node_exporter import parse_listen_address
 
-JOBS = ('node_exporter', 'dcgm_exporter')
+# The jobs with one target per host; ipmi_inband: the /metrics of an ipmi_exporter that serves its own
+# host's BMC in-band (the host plan's bmc.local, on a host of the group ipmi_exporter).
+INBAND_JOB = 'ipmi_inband'
+JOBS = ('node_exporter', 'dcgm_exporter', INBAND_JOB)
 # The BMC job: multi-target, scraped through the ipmi_exporter of prometheus_ipmi_exporter_host.
 IPMI_JOB = 'ipmi_exporter'
+# The group whose hosts run ipmi_exporter (playbooks/monitoring.yml).
+IPMI_GROUP = 'ipmi_exporter'
 _WILDCARD = ('', '0.0.0.0', '::')
 
 
@@ -111,7 +116,22 @@ def host_targets(name, hostvars, groups, dcgm_group):
     scrape, reason = dcgm_scrape(plan, dcgm_group in groups, dcgm_group)
     dcgm = {'scrape': scrape, 'reason': reason,
             'target': _target(address, listen('dcgm_exporter'), 'dcgm_exporter_listen_address (host %s)' % name, 9400)}
-    return {'node_exporter': node, 'dcgm_exporter': dcgm}
+    return {'node_exporter': node, 'dcgm_exporter': dcgm, INBAND_JOB: inband_target(name, plan, groups, address)}
+
+
+def inband_target(name, plan, groups, address):
+    """``{scrape, reason, target}`` of a host's in-band BMC metrics: its ipmi_exporter's ``/metrics``
+    where the host is in the group ipmi_exporter and its plan says the exporter serves the host's BMC
+    in-band (``bmc.local``: ipmi_exporter_local and the probe's /dev/ipmi0)."""
+    bmc = plan.get('bmc') if isinstance(plan.get('bmc'), dict) else {}
+    if IPMI_GROUP not in groups:
+        return {'scrape': False, 'reason': 'not in group %s: no ipmi_exporter runs here' % IPMI_GROUP, 'target': None}
+    if not bmc.get('local'):
+        why = bmc.get('local_reason') or 'the plan says nothing'
+        return {'scrape': False, 'target': None,
+                'reason': 'ipmi_exporter does not serve this host\'s BMC in-band: %s' % why}
+    return {'scrape': True, 'reason': 'ipmi_exporter serves this host\'s BMC in-band (%s)' % bmc.get('local_reason'),
+            'target': _target(address, bmc.get('listen_address'), 'ipmi_exporter_listen_address (host %s)' % name, 9290)}
 
 
 def ipmi_exporter_address(name, hostvars):
@@ -153,13 +173,14 @@ def bmc_target(name, hostvars, exporter):
 
 
 def file_sd(hosts):
-    """File-SD lists per job from ``[{name, node_exporter: {...}, dcgm_exporter: {...}, ipmi_exporter: {...}}]``.
+    """File-SD lists per job from ``[{name, node_exporter: {...}, dcgm_exporter: {...}, ipmi_inband: {...},
+    ipmi_exporter: {...}}]`` (a job a host entry lacks: not scraped there).
     A BMC's entry targets its address, with the exporter that scrapes it and the module as labels that the
     job's relabelling turns into ``<exporter>/ipmi?target=<bmc>&module=<m>``."""
     result = dict((job, []) for job in JOBS + (IPMI_JOB,))
     for host in sorted(hosts, key=lambda h: h['name']):
         for job in JOBS:
-            if host[job]['scrape']:
+            if (host.get(job) or {}).get('scrape'):
                 result[job].append({'targets': [host[job]['target']], 'labels': {'node': host['name']}})
         bmc = host.get(IPMI_JOB) or {}
         if bmc.get('scrape'):
@@ -180,6 +201,13 @@ def ipmi_job(file_sd_dir):
                 {'source_labels': ['__param_target'], 'target_label': 'instance'},
                 {'source_labels': ['__exporter_address'], 'target_label': '__address__'},
             ]}
+
+
+def inband_job(file_sd_dir):
+    """The in-band BMC job: each host's ipmi_exporter at ``/metrics`` (its own BMC through /dev/ipmi0),
+    with the BMC job's interval and timeout (FreeIPMI's collectors are slow)."""
+    return {'job_name': INBAND_JOB, 'scrape_interval': '1m', 'scrape_timeout': '50s',
+            'file_sd_configs': [{'files': ['%s/%s.yml' % (file_sd_dir, INBAND_JOB)]}]}
 
 
 def _job(name, inputs, file_sd_dir, auth):
@@ -284,6 +312,7 @@ def scrape_config(inputs):
             {'job_name': 'prometheus', 'static_configs': [{'targets': ['localhost:9090']}]},
             _job('node_exporter', inputs, inputs['file_sd_dir'], True),
             _job('dcgm_exporter', inputs, inputs['file_sd_dir'], False),
+            inband_job(inputs['file_sd_dir']),
         ] + ([ipmi_job(inputs['file_sd_dir'])] if inputs.get('ipmi_exporter_host') else []) + list(inputs.get('extra_scrape_configs') or []),
     }
     if not config['global']['external_labels']:

@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.monitoring.ipmi_exporter import DEVICE as IPMI_DEVICE, local_mode
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.gpu_plan import build_plan
 from ansible_collections.gpuops.dlserver.plugins.module_utils.plan.options import validate_plan_options
 
@@ -89,19 +90,25 @@ def build_host_plan(facts, inputs, in_container, platform=None, scrape_address=N
     for exporter, (role, key) in PUBLISHED.items():
         plan['exporters'][exporter]['listen_address'] = ((inputs or {}).get(role) or {}).get(key)
     plan['host']['scrape_address'] = scrape_address
-    plan['bmc'] = published_bmc(bmc, (inputs or {}).get('ipmi_exporter'))
+    plan['bmc'] = published_bmc(bmc, (inputs or {}).get('ipmi_exporter'), (facts or {}).get('bmc'))
     return plan
 
 
-def published_bmc(bmc, ipmi):
-    """What the plan publishes of the host's BMC for the prometheus role: ``address`` (``bmc_address``,
-    None where unset), ``module`` (``ipmi_exporter_module``: the credential set of the exporter that
-    scrapes it), ``serves`` (the modules this host's ipmi_exporter serves remotely; empty where it does
-    not), ``listen_address`` (``ipmi_exporter_listen_address``). Never a user name or a password."""
+def published_bmc(bmc, ipmi, probed=None):
+    """What the plan publishes of the host's BMC for the prometheus role and ipmi_exporter: ``address``
+    (``bmc_address``, None where unset), ``module`` (``ipmi_exporter_module``: the credential set of the
+    exporter that scrapes it), ``serves`` (the modules this host's ipmi_exporter serves remotely; empty
+    where it does not), ``listen_address`` (``ipmi_exporter_listen_address``), ``inband_device`` (the
+    probe's in-band BMC device, ``probed``: ``gpuops_gpu.bmc``; None where it found none or did not
+    look), ``local`` and ``local_reason`` (whether ipmi_exporter serves this host's BMC in-band at
+    ``/metrics``: monitoring/ipmi_exporter.py local_mode). Never a user name or a password."""
     bmc = bmc or {}
     ipmi = ipmi or {}
     address = bmc.get('bmc_address') or None
     remote = bool(ipmi.get('remote'))
+    device = (probed or {}).get('inband_device') if isinstance(probed, dict) else None
+    local, local_reason = local_mode(ipmi.get('local') or 'auto', device == IPMI_DEVICE)
     return {'address': address, 'module': ipmi.get('module') or 'default',
             'serves': sorted(str(m) for m in (ipmi.get('modules') or {})) if remote else [],
-            'listen_address': ipmi.get('listen_address')}
+            'listen_address': ipmi.get('listen_address'), 'inband_device': device,
+            'local': local, 'local_reason': local_reason}

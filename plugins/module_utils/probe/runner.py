@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpuops.dlserver.plugins.module_utils.bmc import devices as bmc_devices
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe import packages as package_depth
 from ansible_collections.gpuops.dlserver.plugins.module_utils.probe.gpu_probe import ProbeError, probe
 
@@ -68,6 +69,8 @@ def gather(params, run_command, get_bin_path):
     )
     if run.notes and run.called:
         facts["errors"].extend({"source": "nvidia-smi", "error": note} for note in run.notes)
+    # the in-band BMC device (the plan's in-band ipmi_exporter decision reads it)
+    facts["bmc"] = {"inband_device": bmc_devices.inband_device()}
     if params.get("packages", "auto") == "auto":
         # who installed the driver (plan/adopt.py): dpkg/rpm state, apt's origins, a runfile
         found = package_depth.read(lambda args: run_command(args, environ_update={"LC_ALL": "C"}), get_bin_path)

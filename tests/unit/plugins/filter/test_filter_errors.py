@@ -52,7 +52,7 @@ BAD = {
     "ipmi_exporter_plan": (({"listen_address": ":9290", "remote": True, "local": "never", "module": "default",
                              "modules": {"default": {"user": "mon", "password": "pa ss\nword"}},
                              "local_collectors": ["ipmi"], "user": "ipmi-exporter", "group": "ipmi-exporter",
-                             "config_dir": "/etc/ipmi_exporter"}, {"name": "Rocky 9", "package": ""}, False),
+                             "config_dir": "/etc/ipmi_exporter"}, {"name": "Rocky 9", "package": ""}, {}),
                            "Rocky 9 has no prometheus-ipmi-exporter package"),
     "ipmi_exporter_verify": (("not results",), "ipmi_exporter_verify"),
     "mirror_urls": (("http://mirror.example.internal/gpuops\n",), "gpuops_mirror_url"),

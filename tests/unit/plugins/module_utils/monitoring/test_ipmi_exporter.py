@@ -32,6 +32,11 @@ def _passwords(inputs):
     return [m.get("password") for m in (inputs.get("modules") or {}).values() if isinstance(m, dict) and m.get("password")]
 
 
+def _bmc(inputs, device):
+    """The host plan's bmc for a host whose probe found /dev/ipmi0 (``device``) or nothing."""
+    return published_bmc({}, inputs, {"inband_device": "/dev/ipmi0" if device else None})
+
+
 @pytest.mark.parametrize("case", CASES["decide"], ids=[c["name"] for c in CASES["decide"]])
 def test_decide(case):
     inputs = _inputs(case)
@@ -45,12 +50,12 @@ def test_decide(case):
             assert not any(pw in p for p in found for pw in _passwords(inputs)), "a refusal shows the password"
             return
         with pytest.raises(ValueError) as err:
-            ipmi.decide(inputs, platform, case.get("device", False))
+            ipmi.decide(inputs, platform, _bmc(inputs, case.get("device", False)))
         assert case["error"] in str(err.value)
         for password in _passwords(inputs):
             assert password not in str(err.value), "a refusal shows the password"
         return
-    result = ipmi.decide(inputs, platform, case.get("device", False))
+    result = ipmi.decide(inputs, platform, _bmc(inputs, case.get("device", False)))
     for key, value in (case.get("expect") or {}).items():
         assert result[key] == value, key
     for key, parts in (case.get("contains") or {}).items():
@@ -62,7 +67,7 @@ def test_decide(case):
 def test_no_secret_leaves_the_configuration_file():
     inputs = _inputs({"inputs": {"remote": True, "local": "never",
                                  "modules": {"default": {"user": "mon", "password": "Very.Secret1"}}}})
-    result = ipmi.decide(inputs, PLATFORM, False)
+    result = ipmi.decide(inputs, PLATFORM, _bmc(inputs, False))
     text = repr(dict((k, v) for k, v in result.items() if k != "config_content"))
     assert "Very.Secret1" not in text
     assert "Very.Secret1" in result["config_content"]
@@ -73,7 +78,8 @@ def test_the_sandbox_is_node_exporters_one_place():
     sandbox_lines() (in-band: the BMC device instead of PrivateDevices)."""
     assert systemd.sandbox_lines() in node_exporter.UNIT_SERVICE
     remote = ipmi.decide(_inputs({"inputs": {"remote": True, "local": "never",
-                                             "modules": {"default": {"user": "mon", "password": "pw"}}}}), PLATFORM, False)
+                                             "modules": {"default": {"user": "mon", "password": "pw"}}}}), PLATFORM,
+                         {"local": False, "local_reason": "ipmi_exporter_local: never"})
     assert systemd.sandbox_lines(writable=[ipmi.STATE_DIR]) in remote["unit_content"]
     local = systemd.sandbox_lines(devices=["/dev/ipmi0"])
     assert "PrivateDevices" not in local and "DeviceAllow=/dev/ipmi0 rw" in local
@@ -156,3 +162,29 @@ def test_the_bmc_job_is_relabelled_to_target_and_module():
     assert {"source_labels": ["__exporter_address"], "target_label": "__address__"} in job["relabel_configs"]
     assert "ipmi_exporter" not in dict((j["job_name"], j) for j in pc.scrape_config(
         dict(inputs, ipmi_exporter_host=""))["scrape_configs"])
+
+
+@pytest.mark.parametrize("setting, device, local", [
+    ("auto", "/dev/ipmi0", True), ("auto", None, False), ("auto", "/dev/ipmi/0", False),
+    ("always", None, True), ("never", "/dev/ipmi0", False)])
+def test_the_plan_decides_the_in_band_mode(setting, device, local):
+    """One decision (local_mode): the plan publishes it from the probe's device, the role configures by it,
+    and the prometheus role's in-band job scrapes the host exactly where it is true."""
+    bmc = published_bmc({}, {"local": setting, "listen_address": ":9290"}, {"inband_device": device})
+    assert bmc["local"] is local and bmc["inband_device"] == device
+    inputs = _inputs({"inputs": {"local": setting, "remote": False}})
+    if local or inputs["remote"]:
+        assert ipmi.decide(inputs, PLATFORM, bmc)["local"] is local
+    plan = {"bmc": bmc, "host": {"scrape_address": "10.0.0.9"}}
+    target = pc.inband_target("gpu7", plan, ["ipmi_exporter"], "10.0.0.9")
+    assert target["scrape"] is local and (target["target"] == "10.0.0.9:9290" if local else target["target"] is None)
+    assert not pc.inband_target("gpu7", plan, ["gpu_nodes"], "10.0.0.9")["scrape"]
+
+
+def test_the_in_band_job_in_prometheus_yml():
+    sd = pc.file_sd([{"name": "gpu7", "node_exporter": {"scrape": False}, "dcgm_exporter": {"scrape": False},
+                      "ipmi_inband": {"scrape": True, "target": "10.0.0.9:9290"}}])
+    assert sd["ipmi_inband"] == [{"targets": ["10.0.0.9:9290"], "labels": {"node": "gpu7"}}]
+    assert pc.inband_job("/etc/prometheus/file_sd") == {
+        "job_name": "ipmi_inband", "scrape_interval": "1m", "scrape_timeout": "50s",
+        "file_sd_configs": [{"files": ["/etc/prometheus/file_sd/ipmi_inband.yml"]}]}

@@ -72,7 +72,7 @@ def test_scrape_config_defaults():
                                     "/etc/prometheus/rules/gpuops-storage.rules.yml",
                                     "/etc/prometheus/rules/gpuops-bmc.rules.yml"]
     jobs = dict((j["job_name"], j) for j in config["scrape_configs"])
-    assert sorted(jobs) == ["dcgm_exporter", "node_exporter", "prometheus"]
+    assert sorted(jobs) == ["dcgm_exporter", "ipmi_inband", "node_exporter", "prometheus"]
     assert jobs["node_exporter"] == {"job_name": "node_exporter", "scheme": "http",
                                      "file_sd_configs": [{"files": ["/etc/prometheus/file_sd/node_exporter.yml"]}]}
     assert jobs["dcgm_exporter"]["file_sd_configs"] == [{"files": ["/etc/prometheus/file_sd/dcgm_exporter.yml"]}]

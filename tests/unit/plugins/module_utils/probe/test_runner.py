@@ -53,3 +53,13 @@ def test_gather_refuses_negative_timeouts(name):
     params[name] = -1
     with pytest.raises(ProbeError, match=name):
         runner.gather(params, None, None)
+
+
+def test_gather_reports_the_in_band_bmc_device(monkeypatch):
+    """The probe's one read of the in-band BMC device (the plan's bmc.local decides from it)."""
+    monkeypatch.setattr(runner, "probe", lambda **kwargs: {"errors": [], "driver": {}})
+    monkeypatch.setattr(runner.bmc_devices, "inband_device", lambda: "/dev/ipmi0")
+    params = {"nvidia_smi_timeout": 0, "nvml_init_timeout": 0, "sysfs_root": "/sys", "procfs_root": "/proc",
+              "pci_ids_path": None, "nvml": "disabled", "nvml_path": [], "nvidia_smi": "disabled",
+              "nvidia_smi_path": None, "packages": "disabled"}
+    assert runner.gather(params, None, lambda name: None)["bmc"] == {"inband_device": "/dev/ipmi0"}

@@ -1,0 +1,24 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpuops.dlserver contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The host's in-band BMC device: one read, by the probe (``gpu_facts``: ``gpuops_gpu.bmc``), which
+the plan (``bmc.local`` for the prometheus role's in-band job), ipmi_exporter's decision and
+gpu_validate's SEL check read. Standard library only (runs on targets)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+# Device nodes of an in-band BMC (the ipmi_devintf driver's names across distributions).
+BMC_DEVICES = ('/dev/ipmi0', '/dev/ipmi/0', '/dev/ipmidev/0')
+
+
+def inband_device(devices=BMC_DEVICES, exists=os.path.exists):
+    """The first of ``devices`` the host has, or None (no in-band BMC: the kernel's ipmi_si and
+    ipmi_devintf are not loaded, or the host has no BMC)."""
+    for path in devices:
+        if exists(path):
+            return path
+    return None
