@@ -15,7 +15,8 @@ PRIVATE = r"(?<![A-Za-z0-9_.])__[A-Za-z][A-Za-z0-9_]*"
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 PLUGINS = sorted(p for p in glob.glob(os.path.join(REPO, "plugins", "*", "*.py"))
                  + glob.glob(os.path.join(REPO, "plugins", "*", "__private", "*.py"))
-                 if os.path.basename(p) != "__init__.py" and "/module_utils/" not in p)
+                 # doc fragments are parts of other plugins' documentation, with no EXAMPLES of their own
+                 if os.path.basename(p) != "__init__.py" and "/module_utils/" not in p and "/doc_fragments/" not in p)
 
 
 def examples(path):
