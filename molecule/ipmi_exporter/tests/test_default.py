@@ -124,6 +124,7 @@ def _prom(host, path):
 
 def test_prometheus_alerts_on_the_failed_fan_of_that_node_only(host):
     on_mon(host)
+
     def targets():
         active = _prom(host, "/api/v1/targets")["activeTargets"]
         return sorted((t["labels"].get("node"), t["health"]) for t in active if t["labels"]["job"] == "ipmi_exporter")
@@ -171,7 +172,6 @@ def test_no_password_in_any_file_or_journal_of_the_nodes(host):
         assert found.stdout.split() == ["0"], found.stdout
     if host.backend.get_hostname() == "ipmi-mon":   # the one place it belongs
         assert host.file("/etc/ipmi_exporter/config.yml").contains(PASSWORDS[0])
-
 
 
 def test_the_bmc_power_cycled_the_node_that_did_not_come_back():
