@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpuops.dlserver contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The host's in-band BMC device: one read, by the probe (``gpu_facts``: ``gpuops_gpu.bmc``), which
-the plan (``bmc.local`` for the prometheus role's in-band job), ipmi_exporter's decision and
-gpu_validate's SEL check read. Standard library only (runs on targets)."""
+"""The host's in-band BMC device nodes, one list for both readers: the probe (``gpu_facts``:
+``gpuops_gpu.bmc.inband_device``, from which the plan decides ``bmc.local`` for ipmi_exporter and the
+prometheus role's in-band job) and gpu_validate's SEL check, which looks again on the node when it
+validates. Standard library only (runs on targets)."""
 
 from __future__ import absolute_import, division, print_function
 
