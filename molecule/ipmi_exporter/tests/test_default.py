@@ -163,6 +163,9 @@ def test_gpu_validate_reads_the_sel_over_the_lan_once(host):
         check = _sel(second)[0]
         assert check["status"] == "skip" and check["value"] == "unknown", check
         assert "could not read the SEL" in check["reason"] and "password invalid" in check["reason"], check
+    # the read leaves nothing behind: its config file and FreeIPMI's SDR cache lived in one removed directory
+    assert not host.file("/root/.freeipmi").exists
+    assert host.run("find /tmp /var/tmp -maxdepth 1 -name 'gpuops-sel-*'").stdout == ""
 
 
 def test_no_password_in_any_file_or_journal_of_the_nodes(host):

@@ -8,8 +8,10 @@ in-band BMC device but its BMC is known: ``bmc_address`` with common's ``gpuops_
 The password never reaches a command line (where ``ps`` and the process table show it): ``read``
 writes a FreeIPMI configuration file (freeipmi.conf(5): ``driver-type``, ``username``, ``password``,
 ``privilege-level``, ``workaround-flags``) of mode 0600 in a directory of mode 0700 that it creates,
-runs ``ipmi-sel --config-file <file> --hostname <bmc>`` (the configuration file has no host name key;
-the address is no secret) and removes the directory whatever happened. Every
+runs ``ipmi-sel --config-file <file> --sdr-cache-directory <directory> --hostname <bmc>`` (the
+configuration file has no host name key; the address is no secret) and removes the directory whatever
+happened: the SDR cache FreeIPMI builds (else in ``~/.freeipmi``) goes with it, so the read leaves
+nothing behind on the node. Every
 value is checked first with a full match (bmc/credentials.py: no blank, quote, backslash, ``#`` or
 newline, so FreeIPMI's parser reads each value as one word), and any text a tool printed is scrubbed
 of the password before it is reported.
@@ -84,8 +86,10 @@ def config_text(bmc):
 
 
 def argv(ipmi_sel, config_file, bmc):
-    return [ipmi_sel, '--config-file', config_file, '--hostname', _hostname(bmc), '--output-event-state',
-            '--comma-separated-output', '--non-abbreviated-units']
+    """The command line: the configuration file and the SDR cache both in the read's own directory."""
+    return [ipmi_sel, '--config-file', config_file, '--sdr-cache-directory', os.path.dirname(config_file),
+            '--hostname', _hostname(bmc), '--output-event-state', '--comma-separated-output',
+            '--non-abbreviated-units']
 
 
 def read(run, ipmi_sel, bmc, timeout=120):

@@ -164,7 +164,20 @@ def empty_file_current(path, mode=0o644, uid=0, gid=0):
             and info.st_uid == uid and info.st_gid == gid)
 
 
-def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, validate=None, keep_empty=False):
+def kept_attributes(path, mode, uid, gid):
+    """``(mode, uid, gid)`` of ``path`` where it is a regular file (not a link), else the given ones:
+    the attributes a write of a user's own file keeps (a daemon.json of mode 0600 stays 0600)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return mode, uid, gid
+    if not stat.S_ISREG(info.st_mode):
+        return mode, uid, gid
+    return info.st_mode & 0o7777, info.st_uid, info.st_gid
+
+
+def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, validate=None, keep_empty=False,
+             keep_mode=False):
     """The one way a module of the collection writes a file it rendered on the host: ``path``
     made to hold ``content`` (str; '' = the file removed) with ``mode``, owner ``uid`` and group
     ``gid``. Nothing is touched when the file already is so (file_current) or in check mode
@@ -172,9 +185,13 @@ def put_file(path, content, module, mode=0o644, uid=0, gid=0, backup=False, vali
     same directory, is checked by ``validate`` (argv with '%s' for the temporary file; a failure
     fails the module before the file changes) and moved over the file (write_atomic).
     ``backup``: the old file is kept beside it first (AnsibleModule.backup_local). ``keep_empty``:
-    '' is an empty file, not a removed one.
+    '' is an empty file, not a removed one. ``keep_mode``: the file is the user's (docker's
+    daemon.json, containerd's config.toml): where it exists its mode, owner and group are kept and
+    only its text is written (``mode``, ``uid`` and ``gid`` are for a file that is not there yet).
     Returns {dest, changed, diff: {before, after, before_header, after_header}, backup_file}."""
     result = {'dest': path, 'changed': False, 'backup_file': ''}
+    if keep_mode:
+        mode, uid, gid = kept_attributes(path, mode, uid, gid)
     if empty_file_current(path, mode, uid, gid) if keep_empty and content == '' else file_current(path, content, mode, uid, gid):
         return result
     result['changed'] = True
@@ -215,7 +232,7 @@ def _validate(path, content, mode, module, argv):
 
 def put_files(files, module, uid=0, gid=0):
     """put_file for each of ``files`` ({dest, content, mode (octal str or int, default 0644),
-    backup, validate, keep_empty}; other keys are kept): the list with ``changed`` set on each, and the
+    backup, validate, keep_empty, keep_mode}; other keys are kept): the list with ``changed`` set on each, and the
     diffs of those that changed (for the module's ``diff``)."""
     done, diffs = [], []
     for entry in files:
@@ -223,7 +240,7 @@ def put_files(files, module, uid=0, gid=0):
         mode = int(mode, 8) if isinstance(mode, str) else mode
         put = put_file(entry['dest'], entry['content'], module, mode, uid, gid,
                        backup=bool(entry.get('backup')), validate=entry.get('validate'),
-                       keep_empty=bool(entry.get('keep_empty')))
+                       keep_empty=bool(entry.get('keep_empty')), keep_mode=bool(entry.get('keep_mode')))
         if put.get('diff'):
             diffs.append(put.pop('diff'))
         done.append(dict(entry, changed=put['changed'], backup_file=put['backup_file']))

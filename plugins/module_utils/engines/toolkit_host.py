@@ -134,7 +134,7 @@ def engine_files(host, inp, plat, present, engines):
                 # mode are the user's; a rewrite would restart Docker).
                 if result['content'] is not None:
                     files.append({'dest': path, 'content': result['content'], 'engine': 'docker', 'backup': True,
-                                  'validate': can})
+                                  'validate': can, 'keep_mode': True})
                 records['docker'] = {'file': path, 'keys': ce.docker_keys(inp['default_runtime'], inp['cdi']),
                                      'validated': validated}
             elif engine == 'containerd':
@@ -160,7 +160,7 @@ def engine_files(host, inp, plat, present, engines):
                 # the user's main file: only its imports line, where it lacks the drop-in's directory
                 if edited['content'] is not None:
                     files.append({'dest': main, 'content': edited['content'], 'engine': 'containerd',
-                                  'backup': text is not None, 'validate': False})
+                                  'backup': text is not None, 'validate': False, 'keep_mode': True})
                 records['containerd'] = {'file': main, 'dropin': dropin_path, 'version': version['value'],
                                          'imports': plat['containerd_import'], 'validated': validated}
             elif engine == 'crio':
@@ -275,7 +275,8 @@ def runtime(module, host):
 
 def write(module, host):
     """action=write: the engines' files merged as the resolve merges them and written here
-    (core/files.put_files: atomic, root 0644, the user's file kept beside it where it had one,
+    (core/files.put_files: atomic, root 0644 for a new file, the user's file kept beside it where it had one
+    and its mode and owner kept,
     Docker's checked by ``dockerd --validate`` before it replaces the old one, --diff, check
     mode). ``written``: [{dest, engine, changed}] (the handler restarts the engines that changed)."""
     inp, plat = module.params['inputs'], module.params['platform']

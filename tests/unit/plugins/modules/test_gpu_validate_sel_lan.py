@@ -1,5 +1,5 @@
 """gpuops.dlserver.gpu_validate, group sel, over the LAN: no in-band BMC device, the BMC's address and
-credentials given. A stand-in ipmi-sel copies the FreeIPMI configuration file it was handed (and its
+credentials given (the SDR cache in the read's own directory, removed with it). A stand-in ipmi-sel copies the FreeIPMI configuration file it was handed (and its
 mode) and prints sel.txt: the password is in that 0600 file only while ipmi-sel runs, never on its
 command line, in the result, the record or a message."""
 import json
@@ -62,7 +62,8 @@ def _nowhere(tmp_path, res):
 def test_the_sel_is_read_over_the_lan_with_a_private_config_file(lan):
     res = _run(lan)
     args = (lan / "args").read_text().split()
-    assert args[0] == "--config-file" and args[2:] == [
+    assert args[0] == "--config-file" and args[2:4] == ["--sdr-cache-directory", os.path.dirname(args[1])]
+    assert args[4:] == [
         "--hostname", "172.30.99.101", "--output-event-state", "--comma-separated-output", "--non-abbreviated-units"]
     assert not os.path.exists(args[1]) and not os.path.exists(os.path.dirname(args[1]))   # removed after the run
     assert (lan / "mode").read_text().strip() == "600" and (lan / "dirmode").read_text().strip() == "700"

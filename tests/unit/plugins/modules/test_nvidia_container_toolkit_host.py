@@ -353,7 +353,7 @@ def test_resolve_of_a_converged_host_verifies_it_and_each_drift_reopens_the_gate
 
 def test_the_users_daemon_json_is_judged_by_content_only(etc):
     # daemon.json is the user's: merged content decides; its owner and mode stay the user's (a
-    # rewrite for a mode would restart Docker). A content drift is still a change.
+    # rewrite for a mode would restart Docker, and a write keeps them). A content drift is still a change.
     plat = platform(etc)
     args = {"action": "resolve", "platform": plat,
             "inputs": inputs(engines=["docker"], cdi=False, restart_running_containers=True)}
@@ -370,3 +370,12 @@ def test_the_users_daemon_json_is_judged_by_content_only(etc):
     kind, result = run(args)
     assert [f["dest"] for f in result["files"]] == [plat["docker_daemon_json"]]
     assert result["converged"]["current"] is False
+    # the merge rewrites the user's text and keeps the user's mode (0600: never opened up to 0644)
+    kind, written = run(dict(args, action="write"))
+    assert kind is ExitJson and written["written"] == [
+        {"dest": plat["docker_daemon_json"], "engine": "docker", "changed": True}], written
+    assert os.stat(plat["docker_daemon_json"]).st_mode & 0o7777 == 0o600
+    with open(plat["docker_daemon_json"]) as handle:
+        assert json.load(handle)["registry-mirrors"] == USER_DAEMON["registry-mirrors"]
+    kind, result = run(args)
+    assert result["files"] == []   # merged and kept at 0600: nothing more to write

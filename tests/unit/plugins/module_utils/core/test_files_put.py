@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import put_file, put_files
+from ansible_collections.gpuops.dlserver.plugins.module_utils.core.files import kept_attributes, put_file, put_files
 
 ME = (os.getuid(), os.getgid())
 
@@ -154,3 +154,26 @@ def test_a_directory_that_cannot_be_written_fails_the_module_with_one_line(tmp_p
         put_file(str(target), "Package: *\n", _Module(), 0o644, *ME)
     assert "%s: Destination %s not writable (" % (target, tmp_path / "ro") in str(info.value)
     assert not (tmp_path / "ro").exists()
+
+
+@pytest.mark.parametrize("there", [0o600, 0o640, 0o644])
+def test_keep_mode_keeps_the_users_mode_and_owner_and_writes_the_text(tmp_path, there):
+    # a user's file (docker's daemon.json, containerd's config.toml) merged: a stricter mode is never opened up
+    path = tmp_path / "daemon.json"
+    path.write_text("{}\n")
+    os.chmod(str(path), there)
+    done, diffs = put_files([{'dest': str(path), 'content': '{"a": 1}\n', 'keep_mode': True}], _Module(), *ME)
+    assert done[0]['changed'] and diffs and path.read_text() == '{"a": 1}\n'
+    assert _mode(path) == there and kept_attributes(str(path), 0o644, -1, -1) == (there,) + ME
+    # the same text again: nothing to do (the mode is the user's, not a drift)
+    assert not put_file(str(path), '{"a": 1}\n', _Module(), 0o644, *ME, keep_mode=True)['changed']
+
+
+def test_keep_mode_of_a_missing_file_or_a_link_uses_the_given_mode(tmp_path):
+    assert put_file(str(tmp_path / "new"), "n\n", _Module(), 0o644, *ME, keep_mode=True)['changed']
+    assert _mode(tmp_path / "new") == 0o644
+    target = tmp_path / "target"
+    target.write_text("t\n")
+    os.chmod(str(target), 0o600)
+    os.symlink(str(target), str(tmp_path / "link"))
+    assert kept_attributes(str(tmp_path / "link"), 0o644, 7, 8) == (0o644, 7, 8)
