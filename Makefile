@@ -33,7 +33,7 @@ LAB := $(PYTHON) lab/lab.py
 # creates files: a lock file that is not a regular file owned by root is refused (lab.py molecule-lock).
 MOLECULE_LOCK ?= /run/gpuops-molecule.lock
 # `make test` / `make molecule` hold that lock once and run the scenarios in LANES lanes side by side (one
-# scenario leaves part of the two CPUs idle): tools/molecule_lanes.py splits them.
+# scenario leaves part of the two CPUs idle): tools/molecule_lanes.py queues them, each lane takes the next.
 LANES ?= 2
 # The whole-stack scenario runs on the newest tested ansible-core too (the matrix's other end,
 # molecule-one's NAME@newest); every other stage of molecule runs on the oldest (the main venv).
@@ -216,7 +216,8 @@ promtool: setup
 molecule: molecule-lanes
 
 ## molecule-lanes: every scenario of SCENARIOS under the machine-wide molecule lock, in LANES lanes
-## side by side (tools/molecule_lanes.py splits them; LANES=1 runs them one after the other).
+## side by side: tools/molecule_lanes.py queues them longest first and each lane takes the next one
+## when it comes free (LANES=1 runs them one after the other).
 ## Each scenario is a stage of `make test`'s table and log ($(STAGE_LOGS)/lane<N>-<M>.log); the
 ## output of a lane is prefixed with "[lane N]". The mirror and package cache are started and
 ## filled once before the lanes (molecule-services) and stopped after the last one.
@@ -224,16 +225,23 @@ molecule-lanes: setup $(if $(findstring @newest,$(SCENARIOS)),setup-newest) mole
 	@mkdir -p $(STAGE_LOGS); status=0; p=molecule-; n=0; \
 	$(LAB) molecule-lock $(MOLECULE_LOCK); exec 8>>$(MOLECULE_LOCK); flock 8; \
 	$(call STAGE,molecule services (mirror served and filled),$(SUBMAKE) molecule-services); \
-	lanes=$$($(BIN)/python tools/molecule_lanes.py --lanes $(LANES) --times $(TIMES).prev $(SCENARIOS)); \
-	echo "make test: the molecule scenarios in $(LANES) lane(s), side by side (tools/molecule_lanes.py):"; \
-	echo "$$lanes" | awk '{ print "  lane " NR ": " $$0 }'; \
-	export GPUOPS_MOLECULE_LOCK_HELD=1 GPUOPS_LAB_KEEP_SERVICES=1; lane_pids=; l=0; \
-	while read -r lane; do l=$$(( l + 1 )); \
+	queue=$(STAGE_LOGS)/molecule-queue; \
+	units=$$($(BIN)/python tools/molecule_lanes.py --queue $$queue --times $(TIMES).prev $(SCENARIOS)); \
+	echo "make test: the molecule scenarios longest first; each of $(LANES) lane(s) side by side takes the next" \
+	  "when it comes free (tools/molecule_lanes.py, queue $$queue):"; \
+	echo "$$units" | awk '{ print "  " NR ". " $$0 }'; \
+	export GPUOPS_MOLECULE_LOCK_HELD=1 GPUOPS_LAB_KEEP_SERVICES=1; lane_pids=; \
+	for l in $$(seq $(LANES)); do \
 	  ( p=lane$$l-; n=0; status=0; \
-	    for sc in $$lane; do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
+	    while :; do \
+	      unit=$$($(BIN)/python tools/molecule_lanes.py --take $$queue) || { echo "cannot take from $$queue"; exit 1; }; \
+	      [ -n "$$unit" ] || break; \
+	      for sc in $$unit; do $(call STAGE,molecule $$sc,$(SUBMAKE) molecule-one SCENARIO=$$sc); done; \
+	    done; \
 	    exit $$status ) 2>&1 | sed -u "s/^/[lane $$l] /" & lane_pids="$$lane_pids $$!"; \
-	done <<< "$$lanes"; \
+	done; \
 	for pid in $$lane_pids; do wait $$pid || status=1; done; \
+	if [ -s $$queue ]; then echo "make test: never run (no lane took them): $$(tr '\n' ' ' < $$queue)"; status=1; fi; \
 	$(LAB) mirror-stop || true; exec 8>&-; \
 	exit $$status
 

@@ -8,9 +8,13 @@ and artifact mirror, which `make molecule-services` starts and fills before them
 scenario builds a double while another reads it). Scenario nodes have names of their own and addresses
 from the network's dynamic range, so the lanes never meet on a node.
 
-The split is longest-first onto the lane that ends soonest, from the seconds each scenario
-took (`.cache/test-times.tsv` of an earlier `make test` where it has the scenario, else
-SECONDS below, else DEFAULT_SECONDS): the lanes end close together.
+The order is longest-first, from the seconds each scenario took (`.cache/test-times.tsv` of an
+earlier `make test` where it has the scenario, else SECONDS below, else DEFAULT_SECONDS). `make
+test` writes that order into a queue (`--queue FILE`) and each lane takes the next unit from it
+when it comes free (`--take FILE`, under a lock on the file): a scenario that takes longer than
+its seconds said only delays the lane that runs it, and the lanes end at most one unit apart.
+(`split` places the same units onto lanes beforehand; it is what the lanes would do if every
+scenario took exactly its seconds.)
 
 An entry `NAME@END` is the scenario NAME run on another ansible-core end of the matrix
 (`@newest`: the newest tested ansible-core's venv, `make molecule-one SCENARIO=NAME@newest`).
@@ -21,35 +25,41 @@ by side would share, and destroy, each other's nodes.
 
     python tools/molecule_lanes.py --lanes 2 [--times FILE] SCENARIO[@END]...
 
-prints one line per lane, the scenario names separated by spaces (a lane may be empty)."""
+prints one line per lane, the scenario names separated by spaces (a lane may be empty);
+
+    python tools/molecule_lanes.py --queue FILE [--times FILE] SCENARIO[@END]...
+    python tools/molecule_lanes.py --take FILE
+
+write the units longest first into FILE, one line each (and print them), and take the first
+line from FILE (printed; nothing once FILE is empty)."""
 
 from __future__ import absolute_import, division, print_function
 
 import argparse
+import fcntl
 import os
 import re
 import sys
 
-# Seconds per scenario in its lane, `make test` on the 2-core CI machine (cold run of
-# 2026-12-02, the sixth session that day: two lanes beside the static stages): relative
-# weights, not a budget. gpu_validate and storage have changed since (the data group; storage
-# came later): theirs are `make molecule-one` alone on 2026-12-07 (184 s and 48 s) times 1.44,
-# gpu_validate's in-lane/alone ratio of that cold run (325 s) to its run alone of 2026-12-01 (225 s).
+# Seconds per scenario in its lane, `make test` from a cold machine (a clean clone on a fresh
+# 2-core machine, 2026-12-08: no node image, no package cache; two lanes beside the static
+# stages): relative weights for the order, not a budget. A clean clone has no timing table of
+# its own, so these order its queue.
 SECONDS = {
-    "cuda_toolkit": 194,
-    "cuda_toolkit_distro": 577,
-    "dcgm_exporter": 197,
-    "gpu_validate": 265,
-    "ipmi_exporter": 215,  # 149 s alone on a quiet machine (2026-12-07), scaled by the lanes' 1.44 as above
-    "monitoring": 184,
-    "nvidia_container_toolkit": 261,
-    "nvidia_driver": 893,
-    "nvidia_driver_cuda_repo": 185,
-    "os_tuning": 170,
-    "python_stack": 283,
-    "rolling_upgrade": 224,
-    "storage": 69,
-    "volcano": 16,
+    "cuda_toolkit": 161,
+    "cuda_toolkit_distro": 478,
+    "dcgm_exporter": 287,
+    "gpu_validate": 715,
+    "ipmi_exporter": 241,
+    "monitoring": 174,
+    "nvidia_container_toolkit": 332,
+    "nvidia_driver": 843,
+    "nvidia_driver_cuda_repo": 222,
+    "os_tuning": 105,
+    "python_stack": 549,
+    "rolling_upgrade": 365,
+    "storage": 54,
+    "volcano": 13,
 }
 DEFAULT_SECONDS = 300
 # The other ends of the ansible-core matrix a scenario runs on (the Makefile's molecule-one).
@@ -94,40 +104,84 @@ def seconds_of(name, known):
     return known.get(base_of(name), DEFAULT_SECONDS)
 
 
-def split(scenarios, lanes, seconds=None):
-    """Lists of scenario names, one per lane: a scenario with its other ends (`NAME@END`) is one
-    unit; the longest unit first, each onto the lane with the fewest seconds so far (the first
-    such lane on a tie); a lane keeps its scenarios in the order they were placed, a unit's
-    entries NAME first, then its ends by name."""
-    if lanes < 1:
-        raise ValueError("lanes must be 1 or more, not %r" % (lanes,))
-    units = {}
+def units(scenarios, seconds=None):
+    """``[(seconds, [names])]``, the longest unit first (ties by name): a scenario with its other
+    ends (`NAME@END`) is one unit, its entries NAME first, then its ends by name; a name given
+    twice runs once."""
+    grouped = {}
     for name in scenarios:
-        units.setdefault(base_of(name), []).append(name)
+        grouped.setdefault(base_of(name), []).append(name)
     known = dict(SECONDS)
     known.update(seconds or {})
-    for base, names in units.items():
-        units[base] = sorted(dict.fromkeys(names), key=lambda n: (n != base, n))
-    weight = {base: sum(seconds_of(n, known) for n in names) for base, names in units.items()}
-    order = sorted(units, key=lambda b: (-weight[b], b))
+    result = []
+    for base, names in grouped.items():
+        names = sorted(dict.fromkeys(names), key=lambda n: (n != base, n))
+        result.append((sum(seconds_of(n, known) for n in names), base, names))
+    return [(weight, names) for weight, _base, names in sorted(result, key=lambda u: (-u[0], u[1]))]
+
+
+def split(scenarios, lanes, seconds=None):
+    """Lists of scenario names, one per lane: the units longest first, each onto the lane with
+    the fewest seconds so far (the first such lane on a tie) - what the queue's lanes do when
+    every scenario takes its seconds; a lane keeps its scenarios in the order they were placed."""
+    if lanes < 1:
+        raise ValueError("lanes must be 1 or more, not %r" % (lanes,))
     result = [[] for _lane in range(lanes)]
     load = [0] * lanes
-    for base in order:
+    for weight, names in units(scenarios, seconds):
         lane = load.index(min(load))
-        result[lane].extend(units[base])
-        load[lane] += weight[base]
+        result[lane].extend(names)
+        load[lane] += weight
     return result
+
+
+def write_queue(path, scenarios, seconds=None):
+    """The units longest first into ``path``, one line each (names separated by spaces); returns the lines."""
+    lines = [" ".join(names) for _weight, names in units(scenarios, seconds)]
+    with open(path, "w") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+    return lines
+
+
+def take(path):
+    """The first line of the queue ``path``, removed from it under an exclusive lock on the file
+    (two lanes never take the same unit); '' once the queue is empty."""
+    with open(path, "r+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        lines = handle.read().splitlines()
+        first = lines[0] if lines else ""
+        handle.seek(0)
+        handle.truncate()
+        handle.write("".join(line + "\n" for line in lines[1:]))
+    for name in first.split():
+        base_of(name)   # only scenario names leave the queue (the Makefile runs them)
+    return first
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--lanes", type=int, default=2)
     parser.add_argument("--times", help="a `make test` timing table (.cache/test-times.tsv) of an earlier run")
-    parser.add_argument("scenarios", nargs="+")
+    parser.add_argument("--queue", metavar="FILE", help="write the units longest first into FILE, one line each")
+    parser.add_argument("--take", metavar="FILE", help="print the first line of the queue FILE and remove it")
+    parser.add_argument("scenarios", nargs="*")
     args = parser.parse_args(argv)
     try:
+        if args.take:
+            if args.scenarios or args.queue:
+                parser.error("--take FILE takes no scenarios and no --queue")
+            first = take(args.take)
+            if first:
+                print(first)
+            return 0
+        if not args.scenarios:
+            parser.error("name at least one scenario")
+        if args.queue:
+            for line in write_queue(args.queue, args.scenarios, times_from(args.times)):
+                print(line)
+            return 0
         lanes = split(args.scenarios, args.lanes, times_from(args.times))
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         parser.error(str(exc))
     for lane in lanes:
         print(" ".join(lane))
