@@ -87,7 +87,7 @@ def test_the_queue_holds_the_units_longest_first_and_each_is_taken_once(tmp_path
     queue = str(tmp_path / "queue")
     lines = ml.write_queue(queue, ["b", "a@newest", "c", "a"], {"a": 10, "b": 12, "c": 9})
     assert lines == ["a a@newest", "b", "c"]      # a with its end: 20 s, one unit
-    assert [ml.take(queue) for _ in range(4)] == ["a a@newest", "b", "c", ""]
+    assert [ml.take(queue) for _turn in range(4)] == ["a a@newest", "b", "c", ""]
     assert open(queue).read() == ""
 
 
@@ -98,7 +98,7 @@ def test_lanes_taking_side_by_side_never_take_the_same_unit(tmp_path):
     script = ("import sys; sys.path.insert(0, %r); import molecule_lanes as ml\n"
               "while True:\n    u = ml.take(%r)\n    if not u: break\n    print(u, flush=True)\n"
               % (os.path.join(ROOT, "tools"), queue))
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _proc in range(4)]
     taken = [line for proc in procs for line in proc.communicate()[0].splitlines()]
     assert sorted(taken) == names
 
@@ -117,7 +117,7 @@ def test_command_line_queue_and_take(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["nvidia_driver nvidia_driver@newest", "volcano"]
     taken = [subprocess.run(tool + ["--take", queue], capture_output=True, text=True, check=True).stdout
-             for _ in range(3)]
+             for _turn in range(3)]
     assert taken == ["nvidia_driver nvidia_driver@newest\n", "volcano\n", ""]
     bad = subprocess.run(tool + ["--take", queue, "x"], capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and "--take FILE takes no scenarios" in bad.stderr

@@ -1,5 +1,6 @@
 """gpuops.dlserver.gpu_validate, group sel, over the LAN: no in-band BMC device, the BMC's address and
-credentials given (the SDR cache in the read's own directory, removed with it). A stand-in ipmi-sel copies the FreeIPMI configuration file it was handed (and its
+credentials given (the SDR cache in the read's own directory, removed with it). A stand-in
+ipmi-sel copies the FreeIPMI configuration file it was handed (and its
 mode) and prints sel.txt: the password is in that 0600 file only while ipmi-sel runs, never on its
 command line, in the result, the record or a message."""
 import json
