@@ -65,11 +65,18 @@ def control_text(spec, name, version, depends, extra, arch="amd64"):
     return "".join("%s: %s\n" % (key, value) for key, value in fields)
 
 
-def run(cmd, **kw):
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False, **kw)
+def run(cmd, retry=None, **kw):
+    """The command's stdout; SystemExit naming it when it fails. ``retry(stderr, attempt)``: called
+    after a failure, True to run the command again (it sleeps or cleans up first)."""
+    attempt = 0
+    while True:
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False, **kw)
+        err = res.stderr.decode("utf-8", "replace")
+        attempt += 1
+        if res.returncode == 0 or retry is None or not retry(err, attempt):
+            break
     if res.returncode != 0:
-        raise SystemExit("build_repo: %s failed (rc=%d): %s" % (
-            " ".join(cmd), res.returncode, res.stderr.decode("utf-8", "replace").strip()[-800:]))
+        raise SystemExit("build_repo: %s failed (rc=%d): %s" % (" ".join(cmd), res.returncode, err.strip()[-800:]))
     return res.stdout.decode("utf-8", "replace")
 
 
@@ -132,9 +139,28 @@ def write_indexes(repo_dir, packages_text, spec):
         handle.write("\n".join(lines) + "\n")
 
 
+# gpg starts the homedir's gpg-agent on demand. Under load the first connection of a run can fail with
+# "gpg: can't connect to the agent: End of file" while the agent that stop_agent killed after the previous
+# build of the same homedir is still going away (seen in the unit suite on the newest ansible-core beside
+# the molecule lanes, 2026-12-08): the stale agent is killed again and the command retried, at most
+# AGENT_ATTEMPTS times in all.
+AGENT_ATTEMPTS = 4
+AGENT_REFUSED = "can't connect to the agent"
+
+
+def agent_retry(home):
+    def retry(err, attempt):
+        if AGENT_REFUSED not in err or attempt >= AGENT_ATTEMPTS:
+            return False
+        stop_agent(home)
+        time.sleep(0.5 * attempt)
+        return True
+    return retry
+
+
 def gpg(home, *args, **kw):
     return run(["gpg", "--homedir", home, "--batch", "--yes", "--no-tty", "--pinentry-mode", "loopback",
-                "--passphrase", ""] + list(args), **kw)
+                "--passphrase", ""] + list(args), retry=agent_retry(home), **kw)
 
 
 def ensure_key(home, uid):

@@ -144,3 +144,37 @@ def test_nvcc_double_reports_its_release_and_compiles_only_a_kernel(built, tmp_p
     (tmp_path / "plain.cu").write_text("int main() { return 0; }\n")
     assert subprocess.run(["sh", nvcc, str(tmp_path / "plain.cu"), "-c", "-o", str(tmp_path / "x.o")],
                           check=False).returncode != 0
+
+
+def _flaky_tool(tmp_path, failures, message):
+    """A stand-in command that fails ``failures`` times with ``message`` on stderr, then prints ok."""
+    count = tmp_path / "count"
+    count.write_text("0")
+    tool = tmp_path / "tool"
+    tool.write_text('#!/bin/sh\nn=$(cat "%s"); echo $((n + 1)) > "%s"\nif [ "$n" -lt %d ]; then echo "%s" >&2; exit 2; fi\n'
+                    'echo ok\n' % (count, count, failures, message))
+    tool.chmod(0o755)
+    return str(tool), count
+
+
+def test_a_refused_agent_connection_is_retried(tmp_path, monkeypatch):
+    monkeypatch.setattr(builder.time, "sleep", lambda seconds: None)
+    stopped = []
+    monkeypatch.setattr(builder, "stop_agent", stopped.append)
+    tool, count = _flaky_tool(tmp_path, 2, "gpg: can't connect to the agent: End of file")
+    assert builder.run([tool], retry=builder.agent_retry("/h")) == "ok\n"
+    assert count.read_text().strip() == "3" and stopped == ["/h", "/h"]
+
+
+@pytest.mark.parametrize("failures, message", [
+    (9, "gpg: can't connect to the agent: End of file"),   # never comes: AGENT_ATTEMPTS runs, then the error
+    (1, "gpg: signing failed: No secret key"),             # another error: not retried
+])
+def test_other_failures_and_a_lasting_refusal_fail_naming_the_command(tmp_path, monkeypatch, failures, message):
+    monkeypatch.setattr(builder.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(builder, "stop_agent", lambda home: None)
+    tool, count = _flaky_tool(tmp_path, failures, message)
+    with pytest.raises(SystemExit) as info:
+        builder.run([tool], retry=builder.agent_retry("/h"))
+    assert "build_repo: %s failed (rc=2): %s" % (tool, message) in str(info.value)
+    assert count.read_text().strip() == str(builder.AGENT_ATTEMPTS if failures > 1 else 1)
