@@ -180,3 +180,27 @@ def test_power_refuses_what_is_not_ours(powered, capsys):
     assert bmc_sim.power(cfg, "bmc-b", ["0x20", "set", "power", "0"]) == 1
     assert "not a lab node of this checkout" in capsys.readouterr().out
     assert calls == []
+
+
+class _Res:
+    def __init__(self, rc, out):
+        self.returncode, self.stdout = rc, out
+
+
+@pytest.mark.parametrize("rc, out, expected", [
+    (0, '{"lab": {"IPAMConfig": {"IPv4Address": "172.30.99.94"}, "IPAddress": "172.30.99.94"}}', "172.30.99.94"),
+    (0, '{"lab": {"IPAMConfig": null, "IPAddress": "172.30.99.130"}}', ""),     # from the dynamic range
+    (0, '{"lab": {"IPAMConfig": {}, "IPAddress": "172.30.99.130"}}', ""),
+    (1, "", ""),                                                                # no such container
+    (0, "not json", ""),
+])
+def test_fixed_address_of_a_node(monkeypatch, rc, out, expected):
+    monkeypatch.setattr(bmc_sim, "run", lambda argv, **kw: _Res(rc, out))
+    assert bmc_sim.fixed_address("ipmi-node-b") == expected
+
+
+def test_a_bmc_that_powers_a_node_without_a_fixed_address_is_refused_before_anything_starts(monkeypatch):
+    monkeypatch.setattr(bmc_sim, "run", lambda argv, **kw: _Res(0, '{"lab": {"IPAMConfig": null}}'))
+    monkeypatch.setattr(bmc_sim, "need_tools", lambda: pytest.fail("went on past the check"))
+    with pytest.raises(common.LabError, match="node ipmi-node-b, which has no fixed address.*`ip:`"):
+        bmc_sim.start(CFG, [spec(node="ipmi-node-b")])
