@@ -279,31 +279,15 @@ def need_tools():
         raise LabError("bmc-sim: %s missing: install Debian's openipmi (`lab.py engine` does)" % ", ".join(missing))
 
 
-def fixed_address(node):
-    """The address a lab node container was started with (its spec's ``ip``: docker keeps it when the
-    container starts again); '' where docker handed it one from the network's dynamic range."""
-    res = run(["docker", "inspect", "--format", "{{json .NetworkSettings.Networks}}", node], check=False, capture=True)
-    if res.returncode != 0:
-        return ""
-    try:
-        networks = json.loads(res.stdout or "null") or {}
-    except ValueError:
-        return ""
-    for network in networks.values():
-        address = ((network or {}).get("IPAMConfig") or {}).get("IPv4Address")
-        if address:
-            return address
-    return ""
-
-
 def start(cfg, bmcs, ttl=DEFAULT_TTL):
     """Start one ipmi_sim per BMC (a running one of the same name is replaced). A BMC that powers a
     node needs a node with a fixed address: a container stopped and started again gets an address
     from the dynamic range, and meanwhile another node (another lane's) may have been given its old one."""
     if not 1 <= ttl <= MAX_TTL:
         raise LabError("bmc-sim: --ttl must be 1 to %d seconds" % MAX_TTL)
+    from .nodes import fixed_address  # pylint: disable=import-outside-toplevel
     for bmc in bmcs:
-        if bmc.get("node") and not fixed_address(bmc["node"]):
+        if bmc.get("node") and not fixed_address(cfg, bmc["node"]):
             raise LabError("bmc-sim %s: its chassis power is node %s, which has no fixed address: a node powered "
                            "off and on may come back on another address, and another node may have its old one. "
                            "Give the node `ip:` (the lower half of the lab subnet) in the scenario's platforms"

@@ -156,6 +156,15 @@ def node_address(cfg, name):
     return res.stdout.strip()
 
 
+def fixed_address(cfg, name):
+    """The address a node container was started with on the lab network (its spec's ``ip``, which docker
+    keeps when the container starts again); '' where docker gave it one from the dynamic range, or no such container."""
+    res = run(["docker", "inspect", "--format",
+               "{{ with index .NetworkSettings.Networks \"%s\" }}{{ with .IPAMConfig }}{{ .IPv4Address }}{{ end }}{{ end }}"
+               % cfg.network, name], check=False, capture=True)
+    return res.stdout.strip() if res.returncode == 0 else ""
+
+
 def fixture_into(cfg, node):
     """Copy a rendered sysfs fixture tree into the node at /opt/gpuops-fixture/sys."""
     fixture = node.get("fixture")

@@ -188,19 +188,21 @@ class _Res:
 
 
 @pytest.mark.parametrize("rc, out, expected", [
-    (0, '{"lab": {"IPAMConfig": {"IPv4Address": "172.30.99.94"}, "IPAddress": "172.30.99.94"}}', "172.30.99.94"),
-    (0, '{"lab": {"IPAMConfig": null, "IPAddress": "172.30.99.130"}}', ""),     # from the dynamic range
-    (0, '{"lab": {"IPAMConfig": {}, "IPAddress": "172.30.99.130"}}', ""),
-    (1, "", ""),                                                                # no such container
-    (0, "not json", ""),
+    (0, "172.30.99.94\n", "172.30.99.94"),   # started with --ip
+    (0, "\n", ""),                           # from the dynamic range (no IPAMConfig address)
+    (1, "", ""),                              # no such container
 ])
 def test_fixed_address_of_a_node(monkeypatch, rc, out, expected):
-    monkeypatch.setattr(bmc_sim, "run", lambda argv, **kw: _Res(rc, out))
-    assert bmc_sim.fixed_address("ipmi-node-b") == expected
+    from gpuops_lab import nodes  # pylint: disable=import-outside-toplevel
+    seen = []
+    monkeypatch.setattr(nodes, "run", lambda argv, **kw: seen.append(argv) or _Res(rc, out))
+    assert nodes.fixed_address(CFG, "ipmi-node-b") == expected
+    assert '.NetworkSettings.Networks "%s"' % CFG.network in seen[0][3] and seen[0][4] == "ipmi-node-b"
 
 
 def test_a_bmc_that_powers_a_node_without_a_fixed_address_is_refused_before_anything_starts(monkeypatch):
-    monkeypatch.setattr(bmc_sim, "run", lambda argv, **kw: _Res(0, '{"lab": {"IPAMConfig": null}}'))
+    from gpuops_lab import nodes  # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(nodes, "run", lambda argv, **kw: _Res(0, "\n"))
     monkeypatch.setattr(bmc_sim, "need_tools", lambda: pytest.fail("went on past the check"))
     with pytest.raises(common.LabError, match="node ipmi-node-b, which has no fixed address.*`ip:`"):
         bmc_sim.start(CFG, [spec(node="ipmi-node-b")])
